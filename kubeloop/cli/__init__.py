@@ -1,0 +1,1 @@
+"""The ``kubeloop`` command line."""

@@ -1,0 +1,32 @@
+"""The ``kubeloop`` command: a click group whose subcommands live in sibling modules."""
+
+from __future__ import annotations
+
+import click
+
+from kubeloop._version import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """kubeloop: Kubernetes controllers in Python, with an embedded cluster."""
+
+
+@cli.command()
+def version() -> None:
+    """Print the kubeloop version."""
+    click.echo(f"kubeloop {__version__}")
+
+
+def _register() -> None:
+    # Subcommands are registered here, one module each, so that `--help` stays cheap.
+    from kubeloop.cli import demo
+
+    cli.add_command(demo.demo)
+
+
+_register()
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,1 @@
+"""An async client for any Kubernetes API server, working on plain dicts."""

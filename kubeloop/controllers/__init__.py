@@ -1,0 +1,1 @@
+"""Workload controllers: ReplicaSet, Deployment, CloneSet and the garbage collector."""

@@ -1,0 +1,1 @@
+"""The simulated node agent: schedules pods and moves them through their phases."""

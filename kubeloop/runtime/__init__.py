@@ -1,0 +1,1 @@
+"""Controller machinery: work queues, informers, the manager and its helpers."""

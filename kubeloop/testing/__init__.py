@@ -1,0 +1,1 @@
+"""Test kit for kubeloop and for users' own controllers."""
