@@ -235,7 +235,9 @@ def conflict_error(resource: str, group: str, name: str, why: str) -> ApiError:
     )
 
 
-OBJECT_MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
+OBJECT_MODIFIED = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
 
 
 def invalid_error(kind: str, group: str, name: str, errors: Sequence[FieldError]) -> ApiError:
@@ -277,7 +279,8 @@ def unsupported_media_type_error(content_type: str, accepted: Sequence[str]) -> 
     return ApiError(
         415,
         "UnsupportedMediaType",
-        f"the body of the request was in an unknown format - accepted media types include: {', '.join(accepted)}",
+        "the body of the request was in an unknown format - accepted media types include: "
+        + ", ".join(accepted),
     )
 
 
@@ -299,7 +302,8 @@ def unauthorized_error() -> ApiError:
 
 def forbidden_error(resource: str, group: str, name: str, why: str) -> ApiError:
     target = f"{qualified(resource, group)} {_go_quote(name)}" if name else qualified(resource, group)
-    return ApiError(403, "Forbidden", f"{target} is forbidden: {why}", {"name": name, "group": group, "kind": resource})
+    details = {"name": name, "group": group, "kind": resource}
+    return ApiError(403, "Forbidden", f"{target} is forbidden: {why}", details)
 
 
 def too_large_resource_version_error(requested: int, current: int) -> ApiError:
