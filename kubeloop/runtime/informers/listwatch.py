@@ -1,0 +1,80 @@
+"""What a reflector needs from the API: list pages and a watch stream.
+
+A :class:`ListerWatcher` is the seam between the informer machinery and the client. The
+reflector never builds requests itself, so tests drive it with an in-memory fake and the
+client adapter (``ClientListerWatcher``) is a few lines over ``kubeloop.client``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class ListPage:
+    """One page of a list: its items, the list's resourceVersion and the continue token."""
+
+    items: list[Obj]
+    resource_version: str
+    continue_token: str | None = None
+
+
+class ListerWatcher(Protocol):
+    """List pages and watch streams of one collection (with its selectors already applied)."""
+
+    async def list(self, *, resource_version: str | None, limit: int | None, continue_token: str | None) -> ListPage:
+        """One page. ``resource_version`` is ``None`` on continuation pages."""
+
+    def watch(
+        self, *, resource_version: str, timeout_seconds: int | None, allow_bookmarks: bool
+    ) -> AsyncIterator[tuple[str, Obj]]:
+        """Events ``(type, object)`` from ``resource_version`` on, until the server closes the stream.
+
+        An in-stream ``ERROR`` event may be yielded as ``("ERROR", status)`` or raised as an
+        exception carrying ``code``; the reflector handles both.
+        """
+
+
+def status_code(exc: BaseException) -> int | None:
+    """The HTTP code an API exception carries (``code`` or ``status`` attribute), if any."""
+    for attr in ("code", "status"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+def status_reason(exc: BaseException) -> str:
+    value = getattr(exc, "reason", "")
+    return value if isinstance(value, str) else ""
+
+
+def is_expired(exc: BaseException) -> bool:
+    """A 410: the requested resourceVersion (or continue token) is no longer served."""
+    return status_code(exc) == 410 or status_reason(exc) in ("Expired", "Gone")
+
+
+def is_too_large_resource_version(exc: BaseException) -> bool:
+    """The server has not caught up with the requested resourceVersion yet (504 + cause)."""
+    details = getattr(exc, "details", None)
+    if isinstance(details, Mapping):
+        for cause in details.get("causes") or ():
+            if isinstance(cause, Mapping) and cause.get("reason") == "ResourceVersionTooLarge":
+                return True
+    return "Too large resource version" in str(exc)
+
+
+class WatchErrorEvent(Exception):
+    """An ``ERROR`` event received in a watch stream, carrying the Status it held."""
+
+    def __init__(self, status: Mapping[str, Any]) -> None:
+        self.status_body = dict(status)
+        code = status.get("code")
+        self.code = code if isinstance(code, int) else None
+        reason = status.get("reason")
+        self.reason = reason if isinstance(reason, str) else ""
+        super().__init__(str(status.get("message") or "watch error"))
