@@ -152,7 +152,7 @@ async def test_hand_over_when_the_leader_dies() -> None:
     b = LeaderElector(store.lock("b"), config(on_started_leading=lambda: lead("b")), clock=clock, wall=ticking_wall)
     run_a = asyncio.create_task(a.run())
     async with asyncio.timeout(5):
-        while "start a" not in events:  # noqa: ASYNC110 - polling a list
+        while "start a" not in events:
             await asyncio.sleep(0)
     run_b = asyncio.create_task(b.run())
     while clock.t < 60:  # a renews (renewTime changes), so b keeps waiting
@@ -163,7 +163,7 @@ async def test_hand_over_when_the_leader_dies() -> None:
     with contextlib.suppress(asyncio.CancelledError):
         await run_a
     async with asyncio.timeout(5):
-        while "start b" not in events:  # noqa: ASYNC110 - polling a list
+        while "start b" not in events:
             await asyncio.sleep(0)
     assert clock.t - killed_at >= 13  # b waited about a lease duration after its last observation
     assert store.obj is not None and store.obj["spec"]["holderIdentity"] == "b"
@@ -182,7 +182,7 @@ async def test_leader_steps_down_when_it_cannot_renew() -> None:
     a = LeaderElector(store.lock("a"), config(on_stopped_leading=lambda: stopped.append(True)), clock=clock, wall=wall)
     run = asyncio.create_task(a.run())
     async with asyncio.timeout(5):
-        while not a.leading:  # noqa: ASYNC110 - polling a flag
+        while not a.leading:
             await asyncio.sleep(0)
     store.down = True
     start = clock.t

@@ -20,7 +20,7 @@ def informer_for(api: FakeCollection) -> SharedIndexInformer:
 
 async def until(condition: Any, seconds: float = 5) -> None:
     async with asyncio.timeout(seconds):
-        while not condition():  # noqa: ASYNC110 - polling a predicate
+        while not condition():
             await asyncio.sleep(0.001)
 
 

@@ -33,7 +33,7 @@ class Recorder:
 
 async def settle(informer: SharedIndexInformer, condition: Any = None) -> None:
     async with asyncio.timeout(5):
-        while condition is not None and not condition():  # noqa: ASYNC110 - polling a predicate
+        while condition is not None and not condition():
             await asyncio.sleep(0.001)
         for _ in range(20):
             await asyncio.sleep(0)
