@@ -1,0 +1,140 @@
+"""Claiming dependents: adopt matching orphans, release owned objects that stopped matching.
+
+A controller (a ReplicaSet for pods, a Deployment for ReplicaSets) owns the objects whose
+controller reference points at it. Each sync it *claims* the candidates it sees:
+
+- controlled by someone else -> ignored;
+- controlled by us and matching our selector -> claimed;
+- controlled by us but no longer matching -> released (our reference removed), unless we are
+  being deleted;
+- orphan, matching, neither side being deleted, same namespace -> adopted (a controller
+  reference to us added), after checking once per sync with a live read that we still exist
+  under the same uid and are not being deleted.
+
+Patches are strategic merge patches carrying the dependent's uid as a precondition. A
+dependent that vanished meanwhile is skipped; a release that is Invalid is skipped too.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from kubeloop.api.meta import (
+    controller_of,
+    is_being_deleted,
+    metadata,
+    name_of,
+    namespace_of,
+    new_controller_ref,
+    uid_of,
+)
+
+Obj = dict[str, Any]
+
+
+class Claim(enum.Enum):
+    CLAIMED = "claimed"
+    ADOPT = "adopt"
+    RELEASE = "release"
+    IGNORE = "ignore"
+
+
+def claim_decision(owner: Obj, obj: Obj, matches: bool) -> Claim:
+    """What to do with one candidate, given whether it matches the owner's selector."""
+    ref = controller_of(obj)
+    owner_deleting = is_being_deleted(owner)
+    if ref is not None:
+        if ref.get("uid") != uid_of(owner):
+            return Claim.IGNORE
+        if matches:
+            return Claim.CLAIMED
+        return Claim.IGNORE if owner_deleting else Claim.RELEASE
+    if owner_deleting or not matches or is_being_deleted(obj) or namespace_of(obj) != namespace_of(owner):
+        return Claim.IGNORE
+    return Claim.ADOPT
+
+
+def adopt_patch(owner: Obj, obj: Obj, api_version: str, kind: str) -> Obj:
+    return {"metadata": {"ownerReferences": [new_controller_ref(owner, api_version, kind)], "uid": uid_of(obj)}}
+
+
+def release_patch(owner: Obj, obj: Obj) -> Obj:
+    return {"metadata": {"ownerReferences": [{"$patch": "delete", "uid": uid_of(owner)}], "uid": uid_of(obj)}}
+
+
+class OwnerGoneError(Exception):
+    """Adoption refused: the live owner is gone, replaced, or being deleted."""
+
+
+def _status(exc: BaseException) -> int | None:
+    for attr in ("code", "status"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+class ControllerRefManager:
+    """Claims dependents for one owner during one sync.
+
+    ``patch(obj, patch)`` applies a strategic merge patch to a dependent and returns the
+    result; ``get_owner()`` reads the owner live (not from a cache) or returns None.
+    """
+
+    def __init__(
+        self,
+        owner: Obj,
+        api_version: str,
+        kind: str,
+        matches: Callable[[Obj], bool],
+        patch: Callable[[Obj, Obj], Awaitable[Obj]],
+        get_owner: Callable[[], Awaitable[Obj | None]],
+    ) -> None:
+        self.owner = owner
+        self.api_version = api_version
+        self.kind = kind
+        self._matches = matches
+        self._patch = patch
+        self._get_owner = get_owner
+        self._can_adopt_checked = False
+
+    async def _check_can_adopt(self) -> None:
+        if self._can_adopt_checked:
+            return
+        fresh = await self._get_owner()
+        where = f"{namespace_of(self.owner)}/{name_of(self.owner)}"
+        if fresh is None or uid_of(fresh) != uid_of(self.owner):
+            got = uid_of(fresh) if fresh is not None else ""
+            raise OwnerGoneError(f"original {where} is gone: got uid {got}, wanted {uid_of(self.owner)}")
+        if is_being_deleted(fresh):
+            raise OwnerGoneError(f"{where} has just been deleted at {metadata(fresh).get('deletionTimestamp')}")
+        self._can_adopt_checked = True
+
+    async def claim(self, candidates: Iterable[Obj]) -> list[Obj]:
+        """Claim every candidate; returns the objects we own afterwards (adopted ones as patched)."""
+        claimed: list[Obj] = []
+        errors: list[BaseException] = []
+        for obj in candidates:
+            decision = claim_decision(self.owner, obj, self._matches(obj))
+            if decision is Claim.CLAIMED:
+                claimed.append(obj)
+            elif decision is Claim.ADOPT:
+                try:
+                    await self._check_can_adopt()
+                    claimed.append(await self._patch(obj, adopt_patch(self.owner, obj, self.api_version, self.kind)))
+                except OwnerGoneError:
+                    raise
+                except Exception as exc:
+                    if _status(exc) != 404:
+                        errors.append(exc)
+            elif decision is Claim.RELEASE:
+                try:
+                    await self._patch(obj, release_patch(self.owner, obj))
+                except Exception as exc:
+                    if _status(exc) not in (404, 422):
+                        errors.append(exc)
+        if errors:
+            raise errors[0]
+        return claimed
