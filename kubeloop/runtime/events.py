@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kubeloop.api.meta import format_time, metadata, now
+from kubeloop.client import EVENTS, ApiClient
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -306,3 +307,18 @@ class EventRecorder:
 
 def reason_of(event: Obj) -> str:
     return str(event.get("reason", ""))
+
+
+class ClientEventSink:
+    """Writes Events through ``kubeloop.client`` (POST, or a strategic merge PATCH for repeats)."""
+
+    def __init__(self, client: ApiClient) -> None:
+        self._client = client
+
+    async def create(self, namespace: str, event: Obj) -> Obj:
+        result: Obj = await self._client.create(EVENTS, event, namespace=namespace)
+        return result
+
+    async def patch(self, namespace: str, name: str, patch: Obj) -> Obj:
+        result: Obj = await self._client.patch(EVENTS, name, patch, patch_type="strategic", namespace=namespace)
+        return result

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import orjson
 
 from kubeloop.api.meta import format_micro_time, now
+from kubeloop.client import LEASES, ApiClient, NotFound
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -238,3 +239,38 @@ class LeaderElector:
             self._reported_leader = holder
             if holder and self.config.on_new_leader is not None:
                 self.config.on_new_leader(holder)
+
+
+class ClientLeaseLock:
+    """A :class:`LeaseLock` on ``coordination.k8s.io/v1`` Leases through ``kubeloop.client``."""
+
+    def __init__(self, client: ApiClient, namespace: str, name: str, identity: str) -> None:
+        self._client = client
+        self.namespace = namespace
+        self.name = name
+        self.identity = identity
+
+    def describe(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    async def get(self) -> Obj | None:
+        try:
+            lease: Obj = await self._client.get(LEASES, self.name, namespace=self.namespace)
+        except NotFound:
+            return None
+        return lease
+
+    async def create(self, spec: Obj) -> Obj:
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "spec": spec,
+        }
+        created: Obj = await self._client.create(LEASES, body, namespace=self.namespace)
+        return created
+
+    async def update(self, lease: Obj, spec: Obj) -> Obj:
+        body = {**lease, "spec": spec}
+        updated: Obj = await self._client.update(LEASES, body, namespace=self.namespace)
+        return updated

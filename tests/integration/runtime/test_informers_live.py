@@ -1,0 +1,114 @@
+"""Informers against the embedded API server over HTTPS."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kubeloop.client import CONFIG_MAPS, ApiClient
+from kubeloop.runtime.informers import EventHandlerFuncs, SharedIndexInformer, wait_for_cache_sync
+from kubeloop.runtime.informers.factory import ClientListerWatcher, SharedInformerFactory
+from kubeloop.server.app import KubeServer
+
+StartServer = Callable[..., Awaitable[KubeServer]]
+
+
+
+def cm(name: str, **data: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"},
+            "data": data}
+
+
+async def until(condition: Any, seconds: float = 10) -> None:
+    async with asyncio.timeout(seconds):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_informer_syncs_and_follows_changes(client: ApiClient) -> None:
+    for i in range(7):
+        await client.create(CONFIG_MAPS, cm(f"c{i}", v="1"), namespace="default")
+    factory = SharedInformerFactory(client, detect_mutations=True)
+    informer = await factory.informer_for(CONFIG_MAPS, namespace="default")
+    assert await factory.informer_for("configmaps", namespace="default") is informer  # shared
+    informer.reflector._page_size = 3
+    events: list[tuple[str, str]] = []
+    informer.add_event_handler(EventHandlerFuncs(
+        add=lambda o, initial: events.append(("add", o["metadata"]["name"])),
+        update=lambda old, new: events.append(("update", new["metadata"]["name"])),
+        delete=lambda o: events.append(("delete", o["metadata"]["name"])),
+    ))
+    await factory.start()
+    assert await factory.wait_for_cache_sync(10)
+    assert len(informer.indexer) == 7
+    await client.patch(CONFIG_MAPS, "c1", {"data": {"v": "2"}}, namespace="default")
+    await client.delete(CONFIG_MAPS, "c2", namespace="default")
+    await until(lambda: ("delete", "c2") in events)
+    assert ("update", "c1") in events
+    cached = informer.indexer.get("default/c1")
+    assert cached is not None and cached["data"] == {"v": "2"}
+    await factory.shutdown()
+
+
+async def test_relist_after_410_with_a_small_watch_window(start_server: StartServer) -> None:
+    server = await start_server(watch_cache_size=5)
+    from kubeloop.client import load_kubeconfig
+
+    async with ApiClient(load_kubeconfig(str(server.kubeconfig_path))) as api:
+        await api.create(CONFIG_MAPS, cm("keep"), namespace="default")
+        paused = _Paused(ClientListerWatcher(api, CONFIG_MAPS, namespace="default"))
+        informer = SharedIndexInformer(paused, name="cms")
+        deleted: list[Any] = []
+        informer.add_event_handler(EventHandlerFuncs(delete=deleted.append))
+        await informer.start()
+        async with asyncio.timeout(10):
+            await wait_for_cache_sync(informer.has_synced)
+        # The watch waits while more changes happen than the server's window holds; when it
+        # opens from the list's version the server answers 410 and the informer relists.
+        lists_before = informer.reflector.lists
+        for i in range(12):
+            await api.create(CONFIG_MAPS, cm(f"n{i}"), namespace="default")
+        await api.delete(CONFIG_MAPS, "keep", namespace="default")
+        paused._resume()
+        await until(lambda: len(informer.indexer) == 12 and informer.indexer.get("default/keep") is None)
+        assert informer.reflector.lists > lists_before
+        assert len(deleted) == 1
+        await informer.stop()
+
+
+class _Paused:
+    """Wraps a lister-watcher: watches wait until resumed."""
+
+    def __init__(self, inner: ClientListerWatcher) -> None:
+        self._inner = inner
+        self._resumed = asyncio.Event()
+
+    def _resume(self) -> None:
+        self._resumed.set()
+
+    async def list(self, **kwargs: Any) -> Any:
+        return await self._inner.list(**kwargs)
+
+    async def watch(self, **kwargs: Any) -> Any:
+        if not self._resumed.is_set():
+            await self._resumed.wait()
+        async for event in self._inner.watch(**kwargs):
+            yield event
+
+
+async def test_watch_resumes_after_server_restart(start_server: StartServer) -> None:
+    from kubeloop.client import load_kubeconfig
+
+    first = await start_server(memory=False)
+    port = int(first.url.rsplit(":", 1)[1])
+    async with ApiClient(load_kubeconfig(str(first.kubeconfig_path))) as api:
+        await api.create(CONFIG_MAPS, cm("before"), namespace="default")
+        informer = SharedIndexInformer(ClientListerWatcher(api, CONFIG_MAPS, namespace="default"), name="cms")
+        await informer.start()
+        async with asyncio.timeout(10):
+            await wait_for_cache_sync(informer.has_synced)
+        await first.stop()
+        second: KubeServer = await start_server(memory=False, port=port)
+        async with ApiClient(load_kubeconfig(str(second.kubeconfig_path))) as api2:
+            await api2.create(CONFIG_MAPS, cm("after"), namespace="default")
+        await until(lambda: informer.indexer.get("default/after") is not None, 30)
+        await informer.stop()

@@ -1,0 +1,107 @@
+"""The manager against the embedded API server: controllers, probes, leader election."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+
+from kubeloop.client import CONFIG_MAPS, LEASES, ApiClient, load_kubeconfig
+from kubeloop.runtime.handlers import Request
+from kubeloop.runtime.leaderelection import LeaderElectionConfig
+from kubeloop.runtime.manager import Manager, ManagerOptions
+from kubeloop.server.app import KubeServer
+
+StartServer = Callable[..., Awaitable[KubeServer]]
+
+
+def cm(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}}
+
+
+async def until(condition: Callable[[], Any], seconds: float = 15) -> None:
+    async with asyncio.timeout(seconds):
+        while not await _call(condition):
+            await asyncio.sleep(0.02)
+
+
+async def _call(condition: Callable[[], Any]) -> Any:
+    result = condition()
+    if asyncio.iscoroutine(result):
+        return await result
+    return result
+
+
+def annotator(client: ApiClient, who: str, seen: list[str]) -> Callable[[Request], Awaitable[None]]:
+    async def reconcile(request: Request) -> None:
+        seen.append(request.key)
+        await client.patch(CONFIG_MAPS, request.name, {"metadata": {"annotations": {"reconciled-by": who}}},
+                           namespace=request.namespace)
+
+    return reconcile
+
+
+async def test_manager_runs_controllers_and_serves_probes(client: ApiClient) -> None:
+    for i in range(5):
+        await client.create(CONFIG_MAPS, cm(f"c{i}"), namespace="default")
+    mgr = Manager(client, ManagerOptions(name="test", health_port=0))
+    seen: list[str] = []
+    await mgr.controller("annotate").for_(CONFIG_MAPS).with_options(max_concurrent_reconciles=4).complete(
+        annotator(client, "a", seen)
+    )
+    await mgr.start()
+    await until(lambda: mgr.ready())
+    async with aiohttp.ClientSession() as http:
+        base = f"http://127.0.0.1:{mgr.health.port}"
+        async with http.get(f"{base}/readyz?verbose") as resp:
+            assert resp.status == 200
+            assert "[+]informers ok" in await resp.text()
+        async with http.get(f"{base}/healthz") as resp:
+            assert resp.status == 200 and await resp.text() == "ok"
+        await until(lambda: len(set(seen)) >= 5)
+        async with http.get(f"{base}/metrics") as resp:
+            text = await resp.text()
+    assert 'controller_runtime_reconcile_total{controller="annotate",result="success"}' in text
+    assert 'workqueue_adds_total{controller="annotate",name="annotate"}' in text
+    assert 'controller_runtime_max_concurrent_reconciles{controller="annotate"} 4.0' in text
+    items = (await client.list(CONFIG_MAPS, namespace="default"))["items"]
+    assert {i["metadata"]["annotations"]["reconciled-by"] for i in items if i["metadata"]["name"].startswith("c")} == {
+        "a"
+    }
+    await mgr.stop()
+
+
+async def test_leader_election_hands_over_when_the_leader_dies(server: KubeServer) -> None:
+    timing = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.3}
+    config = load_kubeconfig(str(server.kubeconfig_path))
+    async with ApiClient(config) as c1, ApiClient(config) as c2:
+        await c1.create(CONFIG_MAPS, cm("x"), namespace="default")
+        seen1: list[str] = []
+        seen2: list[str] = []
+        m1 = Manager(c1, ManagerOptions(name="le", leader_election=True, identity="one",
+                                        leader_election_config=LeaderElectionConfig(release_on_cancel=False, **timing)))
+        m2 = Manager(c2, ManagerOptions(name="le", leader_election=True, identity="two",
+                                        leader_election_config=LeaderElectionConfig(**timing)))
+        await m1.controller("annotate").for_(CONFIG_MAPS).complete(annotator(c1, "one", seen1))
+        await m2.controller("annotate").for_(CONFIG_MAPS).complete(annotator(c2, "two", seen2))
+        await m1.start()
+        await until(lambda: seen1)
+        await m2.start()
+        await asyncio.sleep(1.0)
+        assert seen2 == []  # two waits while one renews
+        lease = await c1.get(LEASES, "le-leader", namespace="kube-system")
+        assert lease["spec"]["holderIdentity"] == "one"
+        # "Kill" one: its elector stops renewing without releasing the lease.
+        assert m1.elector is not None
+        for task in m1._tasks:
+            task.cancel()
+        for controller in m1.controllers:
+            await controller.stop()
+        await until(lambda: seen2, 10)
+        lease = await c2.get(LEASES, "le-leader", namespace="kube-system")
+        assert lease["spec"]["holderIdentity"] == "two"
+        assert lease["spec"]["leaseTransitions"] == 1
+        await m2.stop()
+        lease = await c2.get(LEASES, "le-leader", namespace="kube-system")
+        assert lease["spec"]["holderIdentity"] == ""  # released on shutdown
+        await m1.stop()
