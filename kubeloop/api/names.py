@@ -84,7 +84,7 @@ def qualified_name_errors(value: str) -> list[str]:
         errors.append("name part must be non-empty")
     elif len(name) > QUALIFIED_NAME_MAX_LENGTH:
         errors.append("name part " + max_len_error(QUALIFIED_NAME_MAX_LENGTH))
-    if name and not _QUALIFIED_NAME_RE.match(name):
+    if not _QUALIFIED_NAME_RE.match(name):
         errors.append(
             "name part " + regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
         )
@@ -130,8 +130,9 @@ def dns1035_label_errors(value: str) -> list[str]:
 def object_name_errors(name: str, prefix: bool = False) -> list[str]:
     """Errors for an object name that must be a DNS-1123 subdomain.
 
-    With ``prefix`` (a ``generateName``), a trailing dash is allowed, as upstream masks it.
+    With ``prefix`` (a ``generateName``), a trailing dash is allowed: upstream replaces the
+    last two characters with ``a`` before checking.
     """
-    if prefix and name.endswith("-"):
-        name = name[:-1] + "a"
+    if prefix and len(name) > 1 and name.endswith("-"):
+        name = name[:-2] + "a"
     return dns1123_subdomain_errors(name)
