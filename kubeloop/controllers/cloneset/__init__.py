@@ -1,0 +1,25 @@
+"""The CloneSet controller (OpenKruise ``apps.kruise.io/v1alpha1``).
+
+This package holds the controller's sans-IO core: pure functions that take plain JSON dicts
+(the CloneSet, its pods, PVCs and ControllerRevisions as read from the API), an explicit
+``now`` and the feature gates, and return numbers, orderings, new objects or patches. They
+never mutate what they are given. The wiring that lists objects, calls the API and requeues
+lives apart and stays thin.
+
+Modules, one concept each:
+
+- :mod:`.options` feature gates;
+- :mod:`.spec` reading a CloneSet's spec with upstream's defaults;
+- :mod:`.podstate` pod predicates (revision, lifecycle state, ready, available);
+- :mod:`.diffs` the scale/update arithmetic (``calculateDiffsWithExpectation``);
+- :mod:`.scale` instance ids, new pods and PVCs, scale-in victims, PVC clean-up;
+- :mod:`.scaleplan` the Scale step of a reconcile as one decision;
+- :mod:`.update` update candidates, their order and the per-round limit;
+- :mod:`.ordering` default, priority and scatter orders and scale-in ranking;
+- :mod:`.inplace` in-place update spec, state annotation and refresh decisions;
+- :mod:`.jsondiff` JSON diff operations and metadata merge patches;
+- :mod:`.podconditions` writing pod conditions (Ready from readiness gates);
+- :mod:`.lifecycle` lifecycle hooks and state transitions;
+- :mod:`.revisions` ControllerRevision content, hash, selection and history;
+- :mod:`.status` status counters and the Progressing condition.
+"""

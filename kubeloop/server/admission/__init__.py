@@ -1,0 +1,105 @@
+"""Admission for the embedded API server: defaulting and validation as kube-apiserver does them.
+
+The HTTP layer calls, for every write:
+
+* :func:`default_object` on the decoded body (on create, and again on every update or patch,
+  so that patched objects look exactly like freshly created ones);
+* :func:`validate_create`, :func:`validate_update` or :func:`validate_status_update`, and
+  turns a non-empty error list into a 422 ``Invalid`` (``kubeloop.api.status.invalid_error``).
+
+Validation follows upstream's order: the kind's own rules (``pkg/apis/*/validation`` and the
+registry strategies), and the generic registry's metadata pass — on create only when the kind's
+rules passed, on update before them. Objects are never mutated by validation.
+
+Update validation expects what the storage layer upstream has already done by then: the old
+``generation``, ``uid``, ``creationTimestamp`` and ``deletionTimestamp`` carried over into the
+new object, and for an unconditional update (no ``resourceVersion`` in the request) the current
+``resourceVersion`` filled in; otherwise those fields are reported as changed or missing.
+
+``autoscaling/v1`` ``Scale`` bodies (the scale subresource) are validated with
+:func:`validate_create` or :func:`validate_update` under group ``autoscaling``, kind ``Scale``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubeloop.api.status import FieldError
+from kubeloop.server.admission.apps import validate_scale
+from kubeloop.server.admission.kinds import KindRules, register, rules_for
+from kubeloop.server.admission.metadata import (
+    dedupe,
+    name_is_dns_subdomain,
+    validate_common_create,
+    validate_common_update,
+    validate_object_meta,
+    validate_object_meta_update,
+)
+from kubeloop.server.admission.podspec import default_pod_template_spec, validate_pod_template_spec
+
+__all__ = [
+    "KindRules",
+    "default_object",
+    "default_pod_template_spec",
+    "register",
+    "validate_create",
+    "validate_pod_template_spec",
+    "validate_status_update",
+    "validate_update",
+]
+
+_SCALE = ("autoscaling", "Scale")
+
+
+def default_object(group: str, version: str, kind: str, obj: dict[str, Any]) -> None:
+    """Apply the kind's defaults to ``obj`` in place (nothing for kinds without defaults)."""
+    del version  # every served version of a kind shares its defaults
+    rules = rules_for(group, kind)
+    if rules is not None:
+        rules.default(obj)
+
+
+def validate_create(group: str, version: str, kind: str, obj: dict[str, Any], *, namespaced: bool) -> list[FieldError]:
+    """Field errors for ``obj`` as a new object of the kind (already defaulted, name generated)."""
+    del version
+    if (group, kind) == _SCALE:
+        return dedupe(validate_scale(obj, namespaced))
+    rules = rules_for(group, kind)
+    if rules is not None:
+        errs = rules.create(obj)
+    else:
+        errs = validate_object_meta(obj, namespaced, name_is_dns_subdomain, builtin=False)
+    if not errs:
+        errs = validate_common_create(obj, namespaced)
+    return dedupe(errs)
+
+
+def validate_update(
+    group: str, version: str, kind: str, new: dict[str, Any], old: dict[str, Any], *, namespaced: bool
+) -> list[FieldError]:
+    """Field errors for replacing ``old`` by ``new`` through the main endpoint (or a patch)."""
+    del version
+    if (group, kind) == _SCALE:
+        return dedupe(validate_scale(new, namespaced))
+    errs = validate_common_update(new, old, namespaced)
+    rules = rules_for(group, kind)
+    if rules is not None:
+        errs.extend(rules.update(new, old))
+    else:
+        errs.extend(validate_object_meta(new, namespaced, name_is_dns_subdomain, builtin=False))
+        errs.extend(validate_object_meta_update(new, old, builtin=False))
+    return dedupe(errs)
+
+
+def validate_status_update(
+    group: str, version: str, kind: str, new: dict[str, Any], old: dict[str, Any], *, namespaced: bool
+) -> list[FieldError]:
+    """Field errors for a write through ``/status`` (``new`` carries the old spec already)."""
+    del version
+    errs = validate_common_update(new, old, namespaced)
+    rules = rules_for(group, kind)
+    if rules is not None:
+        errs.extend(rules.status_update(new, old))
+    else:
+        errs.extend(validate_object_meta_update(new, old, builtin=False))
+    return dedupe(errs)

@@ -1,0 +1,85 @@
+"""Which defaults and rules apply to which kind: the admission dispatch table.
+
+Each built-in kind maps to a :class:`KindRules`; kinds without an entry (custom resources)
+get only the generic metadata rules. Another module can add a kind with :func:`register`
+(the CloneSet admission module does, for ``apps.kruise.io`` CloneSets).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from kubeloop.server.admission import apps, core_kinds, events, pods
+from kubeloop.server.admission.fields import Errors
+from kubeloop.server.admission.metadata import validate_object_meta_update
+
+Defaulter = Callable[[dict[str, Any]], None]
+CreateRule = Callable[[Mapping[str, Any]], Errors]
+UpdateRule = Callable[[Mapping[str, Any], Mapping[str, Any]], Errors]
+
+
+def _no_defaults(obj: dict[str, Any]) -> None:
+    del obj
+
+
+def _metadata_only_status(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
+    return validate_object_meta_update(new, old)
+
+
+@dataclass(frozen=True)
+class KindRules:
+    """Defaulting and validation of one kind.
+
+    ``create`` validates a new object, ``update`` a replacement through the main endpoint and
+    ``status_update`` one through ``/status``; all return upstream's field errors, and none
+    includes the generic registry's metadata pass, which the package runs around them.
+    """
+
+    default: Defaulter
+    create: CreateRule
+    update: UpdateRule
+    status_update: UpdateRule = _metadata_only_status
+
+
+_RULES: dict[tuple[str, str], KindRules] = {
+    ("", "Pod"): KindRules(pods.default_pod, pods.validate_pod_create, pods.validate_pod_update,
+                           pods.validate_pod_status_update),
+    ("", "Namespace"): KindRules(core_kinds.default_namespace, core_kinds.validate_namespace_create,
+                                 core_kinds.validate_namespace_update, core_kinds.validate_namespace_status_update),
+    ("", "Node"): KindRules(core_kinds.default_node, core_kinds.validate_node_create, core_kinds.validate_node_update,
+                            core_kinds.validate_node_update),
+    ("", "ConfigMap"): KindRules(_no_defaults, core_kinds.validate_config_map_create,
+                                 core_kinds.validate_config_map_update),
+    ("", "Secret"): KindRules(core_kinds.default_secret, core_kinds.validate_secret_create,
+                              core_kinds.validate_secret_update),
+    ("", "ServiceAccount"): KindRules(_no_defaults, core_kinds.validate_service_account_create,
+                                      core_kinds.validate_service_account_update),
+    ("", "PersistentVolumeClaim"): KindRules(core_kinds.default_persistent_volume_claim,
+                                             core_kinds.validate_persistent_volume_claim_create,
+                                             core_kinds.validate_persistent_volume_claim_update),
+    ("", "Event"): KindRules(_no_defaults, partial(events.validate_event_create, group=""),
+                             partial(events.validate_event_update, group="")),
+    (events.EVENTS_GROUP, "Event"): KindRules(_no_defaults,
+                                              partial(events.validate_event_create, group=events.EVENTS_GROUP),
+                                              partial(events.validate_event_update, group=events.EVENTS_GROUP)),
+    ("coordination.k8s.io", "Lease"): KindRules(_no_defaults, core_kinds.validate_lease_create,
+                                                core_kinds.validate_lease_update),
+    ("apps", "Deployment"): KindRules(apps.default_deployment, apps.validate_deployment_create,
+                                      apps.validate_deployment_update, apps.validate_deployment_status_update),
+    ("apps", "ReplicaSet"): KindRules(apps.default_replica_set, apps.validate_replica_set_create,
+                                      apps.validate_replica_set_update, apps.validate_replica_set_status_update),
+    ("apps", "ControllerRevision"): KindRules(_no_defaults, apps.validate_controller_revision_create,
+                                              apps.validate_controller_revision_update),
+}
+
+
+def register(group: str, kind: str, rules: KindRules) -> None:
+    """Add (or replace) the rules of a kind."""
+    _RULES[(group, kind)] = rules
+
+
+def rules_for(group: str, kind: str) -> KindRules | None:
+    return _RULES.get((group, kind))

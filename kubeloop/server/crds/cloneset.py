@@ -1,0 +1,287 @@
+"""The CloneSet CRD (``clonesets.apps.kruise.io``), version v1alpha1 only.
+
+A structural ``apiextensions.k8s.io/v1`` schema of the fields the CloneSet controller serves,
+with our own descriptions. Int-or-percent fields carry ``x-kubernetes-int-or-string``; the pod
+template and the volumeClaimTemplates keep unknown fields (their shape is the core API's and is
+checked by admission). Subresources: ``status`` and ``scale`` (so ``kubectl scale`` works).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubeloop.api import kruise
+
+_INT32: dict[str, Any] = {"type": "integer", "format": "int32"}
+_INT_OR_STRING: dict[str, Any] = {
+    "anyOf": [{"type": "integer"}, {"type": "string"}],
+    "x-kubernetes-int-or-string": True,
+}
+
+
+def _described(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, **schema}
+
+
+def _strings(description: str) -> dict[str, Any]:
+    return {"description": description, "type": "array", "items": {"type": "string"}}
+
+
+def _string_map(description: str) -> dict[str, Any]:
+    return {"description": description, "type": "object", "additionalProperties": {"type": "string"}}
+
+
+_LABEL_SELECTOR: dict[str, Any] = {
+    "type": "object",
+    "x-kubernetes-map-type": "atomic",
+    "properties": {
+        "matchLabels": _string_map("Labels a pod must carry with exactly these values."),
+        "matchExpressions": {
+            "description": "Further requirements on pod labels; all must hold.",
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["key", "operator"],
+                "properties": {
+                    "key": {"type": "string", "description": "The label key."},
+                    "operator": {"type": "string", "description": "In, NotIn, Exists or DoesNotExist."},
+                    "values": _strings("Values for In and NotIn; empty for Exists and DoesNotExist."),
+                },
+            },
+        },
+    },
+}
+
+
+def _lifecycle_hook(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "type": "object",
+        "properties": {
+            "labelsHandler": _string_map("Labels whose presence (with these values) holds the pod."),
+            "finalizersHandler": _strings("Finalizers whose presence holds the pod."),
+            "markPodNotReady": {
+                "type": "boolean",
+                "description": "Also mark the pod not ready (KruisePodReady) while it is held.",
+            },
+        },
+    }
+
+
+_SPEC: dict[str, Any] = {
+    "description": "The desired state of the CloneSet.",
+    "type": "object",
+    "required": ["selector", "template"],
+    "properties": {
+        "replicas": _described(_INT32, "How many pods to run (default 1)."),
+        "selector": _described(_LABEL_SELECTOR, "Selects the pods of this CloneSet; must match the template labels."),
+        "template": {
+            "description": "The pod template every pod is created from.",
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+        },
+        "volumeClaimTemplates": {
+            "description": "PVCs created for each pod, named <template>-<cloneset>-<instance id>.",
+            "type": "array",
+            "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        },
+        "revisionHistoryLimit": _described(_INT32, "How many unused ControllerRevisions to keep (default 10)."),
+        "minReadySeconds": _described(_INT32, "Seconds a pod must be ready before it counts as available."),
+        "progressDeadlineSeconds": _described(
+            _INT32, "Seconds after which a rollout without progress is reported as ProgressDeadlineExceeded."
+        ),
+        "lifecycle": {
+            "description": "Hooks that hold pods before deletion, before in-place update or before Normal.",
+            "type": "object",
+            "properties": {
+                "preDelete": _lifecycle_hook("Holds a pod chosen for deletion in PreparingDelete."),
+                "inPlaceUpdate": _lifecycle_hook("Holds a pod chosen for in-place update in PreparingUpdate."),
+                "preNormal": _lifecycle_hook("Keeps a new pod in PreparingNormal until all hooks are present."),
+            },
+        },
+        "scaleStrategy": {
+            "description": "How the CloneSet scales.",
+            "type": "object",
+            "properties": {
+                "podsToDelete": _strings("Names of pods to delete first."),
+                "maxUnavailable": _described(
+                    _INT_OR_STRING, "Upper bound of unavailable pods while scaling up (number or percent)."
+                ),
+                "disablePVCReuse": {
+                    "type": "boolean",
+                    "description": "Do not give PVCs of vanished pods to their replacements.",
+                },
+            },
+        },
+        "updateStrategy": {
+            "description": "How the CloneSet moves pods to a new template.",
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "description": "ReCreate, InPlaceIfPossible or InPlaceOnly."},
+                "partition": _described(_INT_OR_STRING, "Pods (number or percent) kept on the old revisions."),
+                "maxUnavailable": _described(_INT_OR_STRING, "Pods that may be unavailable during the update."),
+                "maxSurge": _described(_INT_OR_STRING, "Pods that may exist above replicas during the update."),
+                "paused": {"type": "boolean", "description": "Stop updating pods (scaling goes on)."},
+                "priorityStrategy": {
+                    "description": "Which pods to update first: by label weights or by ordered label keys.",
+                    "type": "object",
+                    "properties": {
+                        "weightPriority": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["weight", "matchSelector"],
+                                "properties": {
+                                    "weight": _described(_INT32, "Weight added when the selector matches (0-100)."),
+                                    "matchSelector": _described(_LABEL_SELECTOR, "Pods this weight applies to."),
+                                },
+                            },
+                        },
+                        "orderPriority": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["orderedKey"],
+                                "properties": {
+                                    "orderedKey": {
+                                        "type": "string",
+                                        "description": "Label key whose trailing number orders the pods.",
+                                    }
+                                },
+                            },
+                        },
+                    },
+                },
+                "scatterStrategy": {
+                    "description": "Label pairs whose pods are spread across the update order.",
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["key", "value"],
+                        "properties": {"key": {"type": "string"}, "value": {"type": "string"}},
+                    },
+                },
+                "inPlaceUpdateStrategy": {
+                    "description": "Settings of in-place updates.",
+                    "type": "object",
+                    "properties": {
+                        "gracePeriodSeconds": _described(
+                            _INT32, "Seconds between marking a pod not ready and changing its images."
+                        )
+                    },
+                },
+            },
+        },
+    },
+}
+
+_STATUS: dict[str, Any] = {
+    "description": "The observed state of the CloneSet.",
+    "type": "object",
+    "required": ["availableReplicas", "readyReplicas", "replicas", "updatedReadyReplicas", "updatedReplicas"],
+    "properties": {
+        "observedGeneration": {
+            "type": "integer",
+            "format": "int64",
+            "description": "The generation the status was computed for.",
+        },
+        "replicas": _described(_INT32, "Pods of the CloneSet."),
+        "readyReplicas": _described(_INT32, "Pods that are ready."),
+        "availableReplicas": _described(_INT32, "Pods ready for at least minReadySeconds."),
+        "updatedReplicas": _described(_INT32, "Pods on the update revision."),
+        "updatedReadyReplicas": _described(_INT32, "Pods on the update revision that are ready."),
+        "updatedAvailableReplicas": _described(_INT32, "Pods on the update revision that are available."),
+        "expectedUpdatedReplicas": _described(
+            _INT32, "Pods that should be on the update revision (replicas - partition)."
+        ),
+        "updateRevision": {"type": "string", "description": "The revision of the current template."},
+        "currentRevision": {"type": "string", "description": "The revision all pods were on last."},
+        "collisionCount": _described(_INT32, "Hash collisions met when naming revisions."),
+        "labelSelector": {"type": "string", "description": "The selector as a string, for the scale subresource."},
+        "conditions": {
+            "description": "Latest observations of the CloneSet's state.",
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["type", "status"],
+                "properties": {
+                    "type": {"type": "string"},
+                    "status": {"type": "string"},
+                    "reason": {"type": "string"},
+                    "message": {"type": "string"},
+                    "lastTransitionTime": {"type": "string", "format": "date-time"},
+                    "lastUpdateTime": {"type": "string", "format": "date-time"},
+                },
+            },
+        },
+    },
+}
+
+
+def _column(name: str, path: str, type_: str, description: str, priority: int = 0) -> dict[str, Any]:
+    column: dict[str, Any] = {"name": name, "type": type_, "jsonPath": path, "description": description}
+    if priority:
+        column["priority"] = priority
+    return column
+
+
+_COLUMNS = [
+    _column("DESIRED", ".spec.replicas", "integer", "Pods wanted."),
+    _column("UPDATED", ".status.updatedReplicas", "integer", "Pods on the update revision."),
+    _column("UPDATED_READY", ".status.updatedReadyReplicas", "integer", "Updated pods that are ready."),
+    _column("UPDATED_AVAILABLE", ".status.updatedAvailableReplicas", "integer", "Updated pods that are available."),
+    _column("READY", ".status.readyReplicas", "integer", "Pods that are ready."),
+    _column("TOTAL", ".status.replicas", "integer", "All pods of the CloneSet."),
+    _column("AGE", ".metadata.creationTimestamp", "date", "Time since the CloneSet was created."),
+    _column("CONTAINERS", ".spec.template.spec.containers[*].name", "string", "Container names.", 1),
+    _column("IMAGES", ".spec.template.spec.containers[*].image", "string", "Container images.", 1),
+    _column("SELECTOR", ".status.labelSelector", "string", "The pod selector.", 1),
+]
+
+CLONESET_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": f"{kruise.CLONESET_PLURAL}.{kruise.GROUP}"},
+    "spec": {
+        "group": kruise.GROUP,
+        "scope": "Namespaced",
+        "names": {
+            "kind": kruise.CLONESET_KIND,
+            "listKind": f"{kruise.CLONESET_KIND}List",
+            "plural": kruise.CLONESET_PLURAL,
+            "singular": "cloneset",
+            "shortNames": ["clone"],
+        },
+        "versions": [
+            {
+                "name": kruise.VERSION,
+                "served": True,
+                "storage": True,
+                "additionalPrinterColumns": _COLUMNS,
+                "subresources": {
+                    "status": {},
+                    "scale": {
+                        "specReplicasPath": ".spec.replicas",
+                        "statusReplicasPath": ".status.replicas",
+                        "labelSelectorPath": ".status.labelSelector",
+                    },
+                },
+                "schema": {
+                    "openAPIV3Schema": {
+                        "description": "CloneSet runs a set of identical pods it owns directly, updating them "
+                        "in place or by recreation.",
+                        "type": "object",
+                        "properties": {
+                            "apiVersion": {"type": "string", "description": "The versioned schema of this object."},
+                            "kind": {"type": "string", "description": "The REST resource this object represents."},
+                            "metadata": {"type": "object"},
+                            "spec": _SPEC,
+                            "status": _STATUS,
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+"""The CRD object; treat as read-only (copy before changing it)."""
