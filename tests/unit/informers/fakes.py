@@ -65,6 +65,12 @@ class FakeCollection:
         obj = self.objects.pop(f"{namespace}/{name}")
         self._commit("DELETED", obj)
 
+    def bookmark(self) -> None:
+        """Advance the revision (as other collections' writes do) and send a BOOKMARK."""
+        self.rv += 10
+        for queue in self._streams:
+            queue.put_nowait(("BOOKMARK", {"kind": "ConfigMap", "metadata": {"resourceVersion": str(self.rv)}}))
+
     def close_streams(self) -> None:
         for queue in self._streams:
             queue.put_nowait(None)

@@ -237,3 +237,21 @@ async def test_handler_errors_do_not_stop_delivery() -> None:
     await settle(informer, registration.has_synced)
     assert seen == ["a", "b"] and registration.errors == 1
     await informer.stop()
+
+
+async def test_bookmarks_move_the_resource_version_only() -> None:
+    api = FakeCollection()
+    api.put("a")
+    informer = make(api)
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler())
+    await informer.start()
+    await settle(informer, informer.has_synced)
+    await settle(informer, lambda: len(api._streams) == 1)
+    api.bookmark()
+    await settle(informer, lambda: informer.last_sync_resource_version == "111")
+    assert len(recorder.events) == 1 and len(informer.indexer) == 1
+    api.close_streams()
+    await settle(informer, lambda: len(api.watch_calls) == 2)
+    assert api.watch_calls[1]["rv"] == "111"  # the next watch resumes from the bookmark
+    await informer.stop()
