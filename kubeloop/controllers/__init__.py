@@ -1,1 +1,66 @@
-"""Workload controllers: ReplicaSet, Deployment, CloneSet and the garbage collector."""
+"""Workload controllers: ReplicaSet, Deployment, CloneSet and the garbage collector.
+
+:data:`CONTROLLERS` names the controllers ``kubeloop up`` and ``kubeloop controllers
+--controllers LIST`` can run, each with the function that builds it on a
+:class:`~kubeloop.runtime.manager.Manager`. The builders are imported only when used, so
+importing a controller's pure core does not pull in the client and the runtime.
+
+    manager = Manager(client)
+    await add_controllers(manager, ["replicaset", "deployment", "garbagecollector"])
+    await manager.start()
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubeloop.runtime.manager import Manager
+
+ControllerBuilder = Callable[["Manager"], Awaitable[Any]]
+
+CONTROLLERS: dict[str, str] = {
+    "replicaset": "kubeloop.controllers.replicaset.controller:add_replica_set_controller",
+    "deployment": "kubeloop.controllers.deployment.controller:add_deployment_controller",
+    "garbagecollector": "kubeloop.controllers.garbagecollector.controller:add_garbage_collector",
+    "cloneset": "kubeloop.controllers.cloneset.controller:add_cloneset_controller",
+}
+"""Controller name -> ``module:function`` of its builder (``async def build(manager)``)."""
+
+DEFAULT_CONTROLLERS = ("replicaset", "deployment", "garbagecollector")
+
+
+class UnknownControllerError(ValueError):
+    """A controller name not in :data:`CONTROLLERS`."""
+
+
+def controller_builder(name: str) -> ControllerBuilder:
+    """The builder of the named controller; :class:`UnknownControllerError` for unknown names."""
+    target = CONTROLLERS.get(name)
+    if target is None:
+        known = ", ".join(sorted(CONTROLLERS))
+        raise UnknownControllerError(f"unknown controller {name!r} (known: {known})")
+    module_name, _, function = target.partition(":")
+    builder: ControllerBuilder = getattr(importlib.import_module(module_name), function)
+    return builder
+
+
+def parse_controller_list(text: str) -> list[str]:
+    """``"replicaset,deployment"`` -> names; ``"*"`` or empty -> the defaults. Unknown names raise."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names or names == ["*"]:
+        return list(DEFAULT_CONTROLLERS)
+    for name in names:
+        controller_builder(name)
+    return names
+
+
+async def add_controllers(manager: Manager, names: Iterable[str] = DEFAULT_CONTROLLERS) -> dict[str, Any]:
+    """Build the named controllers on ``manager`` (before it starts); returns them by name."""
+    built: dict[str, Any] = {}
+    for name in names:
+        if name not in built:
+            built[name] = await controller_builder(name)(manager)
+    return built

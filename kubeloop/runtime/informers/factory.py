@@ -171,7 +171,13 @@ class SharedInformerFactory:
         return True
 
     async def shutdown(self) -> None:
-        for key, informer in list(self._informers.items()):
-            if key in self._started:
+        """Stop every informer this factory made, however it was started (controllers start theirs)."""
+        failure: BaseException | None = None
+        for informer in list(self._informers.values()):
+            try:
                 await informer.stop()
+            except Exception as exc:  # a mutation found in one cache must not leave the others running
+                failure = failure or exc
         self._started.clear()
+        if failure is not None:
+            raise failure

@@ -1,0 +1,326 @@
+"""The CloneSet controller's writes to the API: every call that changes a pod, PVC, revision
+or the CloneSet goes through :class:`CloneSetControl`.
+
+It keeps the bookkeeping that must surround each write:
+
+- a pod or PVC creation or deletion is recorded in the scale expectations *before* the call
+  and rolled back when the call fails (the informer will never report it then);
+- a pod write records the returned resourceVersion in the resource-version expectations, so
+  the next reconcile waits until the cache shows it;
+- read-modify-write of pods (in-place updates, conditions) starts from a fresh GET and retries
+  on conflict, because the kubelet writes the same pods' status concurrently;
+- events are recorded on the CloneSet as upstream records them.
+
+Decisions (which pods, which patches) come from the pure modules; nothing here decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from kubeloop.api import kruise
+from kubeloop.api.meta import deep_copy, labels_of, name_of, namespace_of, object_key, resource_version_of, uid_of
+from kubeloop.client import (
+    CONTROLLER_REVISIONS,
+    PERSISTENT_VOLUME_CLAIMS,
+    PODS,
+    ApiClient,
+    Resource,
+    is_already_exists,
+    is_conflict,
+    is_not_found,
+)
+from kubeloop.runtime.events import NORMAL, WARNING, EventRecorder
+from kubeloop.runtime.expectations import CREATE, DELETE, ResourceVersionExpectations, ScaleExpectations
+
+from .inplace import UpdateSpec, start_update_status, updated_pod
+from .lifecycle import lifecycle_patch, not_ready_key_change, with_not_ready_key
+from .options import CloneSetFeatureGates
+from .podconditions import has_readiness_gate
+from .scale import creation_batches
+from .scaleplan import PodCreation
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+Mutation = Callable[[Obj], Obj | None]
+
+CONFLICT_RETRIES = 5
+
+CLONESETS = Resource(kruise.GROUP, kruise.VERSION, kruise.CLONESET_PLURAL, kruise.CLONESET_KIND, True,
+                     frozenset({"status", "scale"}), ("clone",))
+"""The CloneSet resource of ``apps.kruise.io/v1alpha1`` (status and scale subresources)."""
+
+
+class CloneSetControl:
+    """API writes for the CloneSet controller, with expectations and events around them."""
+
+    def __init__(
+        self,
+        client: ApiClient,
+        recorder: EventRecorder,
+        scale: ScaleExpectations,
+        versions: ResourceVersionExpectations,
+        gates: CloneSetFeatureGates,
+    ) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.scale = scale
+        self.versions = versions
+        self.gates = gates
+
+    # -- generic pod read-modify-write ------------------------------------------------------
+    async def _rewrite_pod(self, namespace: str, name: str, mutate: Mutation, *, status: bool) -> Obj | None:
+        """GET the pod, apply ``mutate`` to a copy and PUT it (``/status`` when ``status``);
+        retried on conflict. Returns the written pod, or ``None`` when ``mutate`` declined or
+        the pod is gone."""
+        for attempt in range(CONFLICT_RETRIES):
+            try:
+                fresh = await self.client.get(PODS, name, namespace=namespace)
+            except Exception as exc:
+                if is_not_found(exc):
+                    return None
+                raise
+            changed = mutate(fresh)
+            if changed is None:
+                return None
+            try:
+                if status:
+                    written = await self.client.update_status(PODS, changed, namespace=namespace)
+                else:
+                    written = await self.client.update(PODS, changed, namespace=namespace)
+            except Exception as exc:
+                if is_conflict(exc) and attempt + 1 < CONFLICT_RETRIES:
+                    continue
+                if is_not_found(exc):
+                    return None
+                raise
+            self.versions.expect(uid_of(written), resource_version_of(written))
+            return written
+        return None
+
+    async def update_pod(self, pod: Mapping[str, Any], mutate: Mutation) -> Obj | None:
+        return await self._rewrite_pod(namespace_of(pod), name_of(pod), mutate, status=False)
+
+    async def update_pod_status(self, pod: Mapping[str, Any], mutate: Mutation) -> Obj | None:
+        return await self._rewrite_pod(namespace_of(pod), name_of(pod), mutate, status=True)
+
+    async def patch_pod(self, pod: Mapping[str, Any], patch: Mapping[str, Any]) -> Obj | None:
+        """A JSON merge patch of the pod (``None`` when the pod is gone)."""
+        try:
+            written = await self.client.patch(PODS, name_of(pod), patch, patch_type="merge",
+                                              namespace=namespace_of(pod))
+        except Exception as exc:
+            if is_not_found(exc):
+                return None
+            raise
+        self.versions.expect(uid_of(written), resource_version_of(written))
+        return written
+
+    # -- lifecycle --------------------------------------------------------------------------
+    async def set_lifecycle_state(
+        self,
+        pod: Mapping[str, Any],
+        state: str,
+        now: datetime,
+        *,
+        mark_not_ready: bool = False,
+        hook: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Upstream's ``UpdatePodLifecycle``: first the not-ready policy (``KruisePodReady``)
+        when asked, then the state label and timestamp (with the hook's labels and finalizers
+        re-applied when ``hook`` is given). Returns whether the state label was written."""
+        if mark_not_ready:
+            change = not_ready_key_change(state)
+            if change is not None:
+                operation, key = change
+                await self.update_pod_status(
+                    pod, lambda fresh: with_not_ready_key(fresh, key, add=operation == "add", now=now)
+                )
+        current = str(labels_of(pod).get(kruise.LIFECYCLE_STATE_LABEL) or "")
+        if current == state and hook is None:
+            return False
+        patch = lifecycle_patch(state, now, hook)
+        if hook is not None:
+            # A merge patch replaces the list: send the union so existing finalizers stay.
+            existing = list((pod.get("metadata") or {}).get("finalizers") or [])
+            wanted = patch["metadata"].get("finalizers") or []
+            patch["metadata"]["finalizers"] = existing + [f for f in wanted if f not in existing]
+        return await self.patch_pod(pod, patch) is not None
+
+    # -- scale --------------------------------------------------------------------------------
+    async def create_pods(self, cs: Mapping[str, Any], creations: Sequence[PodCreation]) -> int:
+        """Create pods (each after its missing PVCs) in slow-start batches 1, 2, 4, ...;
+        stops after a batch with a failure. Returns how many pods were created; raises the
+        first failure when nothing could be created."""
+        key = object_key(cs)
+        for creation in creations:
+            self.scale.expect(key, CREATE, name_of(creation.pod))
+        succeeded: set[str] = set()
+        failure: BaseException | None = None
+        start = 0
+        for size in creation_batches(len(creations)):
+            batch = creations[start:start + size]
+            start += size
+            results = await asyncio.gather(*(self._create_one(cs, c) for c in batch), return_exceptions=True)
+            for creation, result in zip(batch, results):
+                if isinstance(result, BaseException):
+                    failure = failure or result
+                else:
+                    succeeded.add(name_of(creation.pod))
+            if failure is not None:
+                break
+        if failure is not None:
+            # Pods never created will not be reported by the informer: stop expecting them.
+            for creation in creations:
+                if name_of(creation.pod) not in succeeded:
+                    self.scale.observe(key, CREATE, name_of(creation.pod))
+            if not succeeded and isinstance(failure, Exception):
+                raise failure
+            log.warning("cloneset %s: created %d of %d pods: %s", key, len(succeeded), len(creations), failure)
+        return len(succeeded)
+
+    async def _create_one(self, cs: Mapping[str, Any], creation: PodCreation) -> None:
+        key = object_key(cs)
+        pod = creation.pod
+        for claim in creation.pvcs:
+            self.scale.expect(key, CREATE, name_of(claim))
+            try:
+                await self.client.create(PERSISTENT_VOLUME_CLAIMS, claim, namespace=namespace_of(cs))
+            except Exception as exc:
+                self.scale.observe(key, CREATE, name_of(claim))
+                if is_already_exists(exc):
+                    continue
+                self.recorder.event(cs, WARNING, "FailedCreate", f"failed to create pvc {name_of(claim)}: {exc}")
+                raise
+        try:
+            await self.client.create(PODS, pod, namespace=namespace_of(cs))
+        except Exception as exc:
+            self.scale.observe(key, CREATE, name_of(pod))
+            self.recorder.event(cs, WARNING, "FailedCreate", f"failed to create pod {name_of(pod)}: {exc}")
+            raise
+        self.recorder.event(cs, NORMAL, "SuccessfulCreate", f"succeed to create pod {name_of(pod)}")
+
+    async def delete_pod(self, cs: Mapping[str, Any], pod: Mapping[str, Any],
+                         pvcs: Sequence[Mapping[str, Any]]) -> None:
+        """Delete the pod, then the CloneSet-owned PVCs sharing its instance id."""
+        key = object_key(cs)
+        self.scale.expect(key, DELETE, name_of(pod))
+        try:
+            await self.client.delete(PODS, name_of(pod), namespace=namespace_of(pod),
+                                     preconditions={"uid": uid_of(pod)})
+        except Exception as exc:
+            self.scale.observe(key, DELETE, name_of(pod))
+            if not is_not_found(exc):
+                self.recorder.event(cs, WARNING, "FailedDelete", f"failed to delete pod {name_of(pod)}: {exc}")
+                raise
+        else:
+            self.recorder.event(cs, NORMAL, "SuccessfulDelete", f"succeed to delete pod {name_of(pod)}")
+        for pvc in pvcs:
+            await self.delete_pvc(cs, pvc)
+
+    async def delete_pvc(self, cs: Mapping[str, Any], pvc: Mapping[str, Any]) -> None:
+        key = object_key(cs)
+        self.scale.expect(key, DELETE, name_of(pvc))
+        try:
+            await self.client.delete(PERSISTENT_VOLUME_CLAIMS, name_of(pvc), namespace=namespace_of(pvc))
+        except Exception as exc:
+            self.scale.observe(key, DELETE, name_of(pvc))
+            if not is_not_found(exc):
+                self.recorder.event(cs, WARNING, "FailedDelete", f"failed to delete pvc {name_of(pvc)}: {exc}")
+                raise
+
+    async def replace_pvc(self, pvc: Mapping[str, Any]) -> None:
+        """PUT a PVC (used to hand a PVC over to a finished pod)."""
+        try:
+            await self.client.update(PERSISTENT_VOLUME_CLAIMS, pvc, namespace=namespace_of(pvc))
+        except Exception as exc:
+            if not is_not_found(exc):
+                raise
+
+    # -- update -------------------------------------------------------------------------------
+    async def mark_specified_delete(self, cs: Mapping[str, Any], pod: Mapping[str, Any], revision: str) -> None:
+        """ReCreate: label the pod for deletion (the scale side deletes it within budget)."""
+        if kruise.SPECIFIED_DELETE_LABEL not in labels_of(pod):
+            try:
+                await self.patch_pod(pod, {"metadata": {"labels": {kruise.SPECIFIED_DELETE_LABEL: "true"}}})
+            except Exception as exc:
+                self.recorder.event(cs, WARNING, "FailedUpdatePodReCreate",
+                                    f"failed to patch pod {name_of(pod)} specified-delete for update"
+                                    f"(revision {revision}): {exc}")
+                raise
+        self.recorder.event(cs, NORMAL, "SuccessfulUpdatePodReCreate",
+                            f"successfully patch pod {name_of(pod)} specified-delete for update(revision {revision})")
+
+    async def update_in_place(self, cs: Mapping[str, Any], pod: Mapping[str, Any], spec: UpdateSpec,
+                              now: datetime) -> None:
+        """The two writes of an in-place update: ``InPlaceUpdateReady`` False through
+        ``/status`` (so the pod leaves endpoints first), then labels, state annotation and
+        images (or the grace annotation) with a plain update."""
+        revision = str(spec.get("revision") or "")
+        try:
+            if has_readiness_gate(pod, kruise.INPLACE_UPDATE_READY):
+                await self.update_pod_status(pod, lambda fresh: start_update_status(fresh, now))
+            await self.update_pod(pod, lambda fresh: updated_pod(fresh, spec, now=now, gates=self.gates))
+        except Exception as exc:
+            self.recorder.event(cs, WARNING, "FailedUpdatePodInPlace",
+                                f"failed to update pod {name_of(pod)} in-place(revision {revision}): {exc}")
+            raise
+        self.recorder.event(cs, NORMAL, "SuccessfulUpdatePodInPlace",
+                            f"successfully update pod {name_of(pod)} in-place(revision {revision})")
+
+    # -- revisions and the CloneSet -----------------------------------------------------------
+    async def create_revision(self, revision: Mapping[str, Any]) -> tuple[Obj | None, Obj | None]:
+        """Create a revision: ``(created, None)``, or ``(None, existing)`` when the name is taken."""
+        try:
+            created = await self.client.create(CONTROLLER_REVISIONS, revision, namespace=namespace_of(revision))
+        except Exception as exc:
+            if not is_already_exists(exc):
+                raise
+            existing = await self.client.get(CONTROLLER_REVISIONS, name_of(revision),
+                                             namespace=namespace_of(revision))
+            return None, existing
+        return created, None
+
+    async def replace_revision(self, revision: Mapping[str, Any]) -> Obj:
+        written = await self.client.update(CONTROLLER_REVISIONS, revision, namespace=namespace_of(revision))
+        self.versions.expect(uid_of(written), resource_version_of(written))
+        return written
+
+    async def delete_revision(self, revision: Mapping[str, Any]) -> None:
+        try:
+            await self.client.delete(CONTROLLER_REVISIONS, name_of(revision), namespace=namespace_of(revision))
+        except Exception as exc:
+            if not is_not_found(exc):
+                raise
+
+    async def write_status(self, cs: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+        """PUT ``status`` through ``/status``, on a fresh copy when the cached one conflicts."""
+        body: Obj = deep_copy(dict(cs))
+        for attempt in range(CONFLICT_RETRIES):
+            body["status"] = deep_copy(dict(status))
+            try:
+                await self.client.update_status(CLONESETS, body, namespace=namespace_of(cs))
+                return
+            except Exception as exc:
+                if is_not_found(exc):
+                    return
+                if not is_conflict(exc) or attempt + 1 == CONFLICT_RETRIES:
+                    raise
+            body = await self.client.get(CLONESETS, name_of(cs), namespace=namespace_of(cs))
+
+    async def set_pods_to_delete(self, cs: Mapping[str, Any], names: Sequence[str]) -> None:
+        """Replace ``spec.scaleStrategy.podsToDelete`` by ``names`` (a plain update)."""
+        body: Obj = deep_copy(dict(cs))
+        body.setdefault("spec", {}).setdefault("scaleStrategy", {})["podsToDelete"] = list(names)
+        try:
+            await self.client.update(CLONESETS, body, namespace=namespace_of(cs))
+        except Exception as exc:
+            if not (is_not_found(exc) or is_conflict(exc)):
+                raise
+            # A conflict means the CloneSet changed: the next reconcile truncates again.
+

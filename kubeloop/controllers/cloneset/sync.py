@@ -1,0 +1,475 @@
+"""One reconcile of a CloneSet, in upstream's order (reference cloneset.md §2.1).
+
+1. read the CloneSet from the cache (gone: forget its expectations);
+2. parse its selector (invalid: Warning event, retried with back-off);
+3. wait while scale expectations are pending (they expire after five minutes, after which the
+   cache is trusted again rather than stalling);
+4. list its pods (any owner reference with its UID) and split active from finished ones;
+5. list its PVCs, and with ``disablePVCReuse`` hand over or delete those without an active pod;
+6. claim the pods: release owned pods that stopped matching, adopt matching pods that carry a
+   non-controller reference to it; pure orphans are never listed, so never adopted;
+7. list its ControllerRevisions and choose (create, re-use or bump) the current and update
+   revisions, with the collision count;
+8. wait while the cache lags behind our own writes of revisions or pods;
+9. Scale (:mod:`.scaleplan`); when it wrote anything, skip Update this round; else Update
+   (refresh, lifecycle transitions, then :mod:`.update`); failures become the FailedScale /
+   FailedUpdate conditions;
+10. write the status when it changed; drop names of vanished pods from ``podsToDelete``;
+    delete revisions beyond ``revisionHistoryLimit``;
+11. requeue at the earliest moment something time-based is due: an in-place grace period, a
+    pod becoming available after ``minReadySeconds``, the progress deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from kubeloop.api import kruise
+from kubeloop.api.conditions import find_condition
+from kubeloop.api.labels import Selector, SelectorError, selector_from_label_selector
+from kubeloop.api.meta import (
+    controller_of,
+    is_being_deleted,
+    labels_of,
+    name_of,
+    namespace_of,
+    object_key,
+    parse_time,
+    resource_version_of,
+    uid_of,
+)
+from kubeloop.api.pods import is_pod_active
+from kubeloop.client import NODES, PODS, ApiClient, ApiException, TransportError, is_not_found
+from kubeloop.runtime.controller import Result
+from kubeloop.runtime.controllerref import ControllerRefManager
+from kubeloop.runtime.events import WARNING, EventRecorder
+from kubeloop.runtime.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
+from kubeloop.runtime.handlers import Request
+from kubeloop.runtime.informers import SharedIndexInformer
+
+from .control import CLONESETS, CloneSetControl
+from .inplace import pod_update_completed, refresh
+from .lifecycle import marks_pod_not_ready, refreshed_state
+from .options import CloneSetBehaviour, CloneSetFeatureGates
+from .podstate import is_cloneset_pod_available, is_pod_update_ready, lifecycle_state
+from .revisions import (
+    active_revisions,
+    apply_revision,
+    live_revision_names,
+    revisions_equal,
+    revisions_to_delete,
+    sort_revisions,
+)
+from .scale import pvc_cleanup, pvc_owned_by_pod, pvcs_of_pod, truncated_pods_to_delete
+from .scaleplan import plan_scale
+from .spec import (
+    disable_pvc_reuse,
+    is_paused,
+    lifecycle_hook,
+    min_ready_seconds_of,
+    revision_history_limit_of,
+    template_of,
+)
+from .status import calculate_status, status_changed, with_failure_condition
+from .update import decide_pod_update, pod_template_hash_patch, pods_to_update
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+OWNER_UID_INDEX = "cloneset.kubeloop.io/owner-uids"
+"""Pod and PVC index: the UIDs of every owner reference (upstream's field index)."""
+
+CACHE_LAG_RECHECK = 5.0
+"""Safety net when the cache lags behind our writes (the watch event normally comes first)."""
+
+AVAILABILITY_SLACK = 0.5
+"""Seconds added to "ready since + minReadySeconds": availability needs that moment passed."""
+
+MAX_COLLISIONS = 100
+
+
+def owner_uids(obj: Mapping[str, Any]) -> list[str]:
+    """Index function: every owner reference's UID."""
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return [str(r.get("uid")) for r in refs if isinstance(r, Mapping) and r.get("uid")]
+
+
+class UpdateError(Exception):
+    """An update that cannot proceed (e.g. InPlaceOnly but not updatable in place)."""
+
+
+class InvalidCloneSetError(Exception):
+    """A CloneSet the controller cannot act on; reported as a Warning event."""
+
+
+@dataclass
+class Requeue:
+    """The earliest of the positive delays pushed during one reconcile."""
+
+    after: float | None = None
+
+    def push(self, seconds: float | None) -> None:
+        if seconds is not None and seconds > 0 and (self.after is None or seconds < self.after):
+            self.after = seconds
+
+
+def parse_selector(cs: Mapping[str, Any]) -> Selector:
+    """The CloneSet's selector; :class:`InvalidCloneSetError` when missing, empty or invalid."""
+    raw = (cs.get("spec") or {}).get("selector") if isinstance(cs.get("spec"), Mapping) else None
+    if not isinstance(raw, Mapping):
+        raise InvalidCloneSetError("spec.selector is missing")
+    try:
+        selector = selector_from_label_selector(raw)
+    except SelectorError as exc:
+        raise InvalidCloneSetError(f"invalid selector: {exc}") from exc
+    if selector.empty():
+        raise InvalidCloneSetError("empty selector is invalid for cloneset")
+    return selector
+
+
+def availability_recheck(pods: Sequence[Mapping[str, Any]], min_ready_seconds: int, now: datetime) -> float | None:
+    """Seconds until the first Ready-but-not-yet-available pod passes ``minReadySeconds``."""
+    if min_ready_seconds <= 0:
+        return None
+    earliest: float | None = None
+    for pod in pods:
+        if lifecycle_state(pod) not in ("", kruise.STATE_NORMAL) or not is_pod_update_ready(pod, 0, now):
+            continue
+        if is_cloneset_pod_available(pod, min_ready_seconds, now):
+            continue
+        ready = find_condition((pod.get("status") or {}).get("conditions") or [], "Ready")
+        since = parse_time(ready.get("lastTransitionTime")) if ready is not None else None
+        if since is None:
+            continue
+        due = (since + timedelta(seconds=min_ready_seconds) - now).total_seconds() + AVAILABILITY_SLACK
+        due = max(due, AVAILABILITY_SLACK)
+        earliest = due if earliest is None else min(earliest, due)
+    return earliest
+
+
+@dataclass(frozen=True)
+class CloneSetInformers:
+    """The shared informers a CloneSet controller reads from."""
+
+    clonesets: SharedIndexInformer
+    pods: SharedIndexInformer
+    pvcs: SharedIndexInformer
+    revisions: SharedIndexInformer
+
+
+class CloneSetSync:
+    """The reconcile function of the CloneSet controller over shared informers."""
+
+    def __init__(
+        self,
+        client: ApiClient,
+        informers: CloneSetInformers,
+        recorder: EventRecorder,
+        control: CloneSetControl,
+        scale: ScaleExpectations,
+        versions: ResourceVersionExpectations,
+        *,
+        gates: CloneSetFeatureGates,
+        behaviour: CloneSetBehaviour,
+        wall: Callable[[], datetime],
+        rng: random.Random,
+        expectations_timeout: float = EXPECTATIONS_TIMEOUT,
+    ) -> None:
+        self.client = client
+        self.informers = informers
+        self.recorder = recorder
+        self.control = control
+        self.scale = scale
+        self.versions = versions
+        self.gates = gates
+        self.behaviour = behaviour
+        self.wall = wall
+        self.rng = rng
+        self.expectations_timeout = expectations_timeout
+
+    async def reconcile(self, request: Request) -> Result | None:
+        cs = self.informers.clonesets.indexer.get_by_name(request.namespace, request.name)
+        if cs is None:
+            self.scale.delete(request.key)
+            return None
+        try:
+            return await self._reconcile(cs)
+        except (ApiException, TransportError):
+            raise
+        except InvalidCloneSetError as exc:
+            log.warning("cloneset %s: %s", request.key, exc)
+            self.recorder.event(cs, WARNING, "InvalidCloneSet", str(exc))
+            return Result(requeue=True)
+        except Exception as exc:
+            # Malformed input the pure core could not digest: report it and retry with back-off
+            # rather than letting one object take the worker down.
+            log.exception("cloneset %s: reconcile failed", request.key)
+            self.recorder.event(cs, WARNING, "ReconcileError", f"failed to reconcile: {exc}")
+            return Result(requeue=True)
+
+    async def _reconcile(self, cs: Obj) -> Result | None:
+        key = object_key(cs)
+        selector = parse_selector(cs)
+
+        satisfied, waited, pending = self.scale.satisfied(key)
+        if not satisfied:
+            if waited < self.expectations_timeout:
+                return Result(requeue_after=self.expectations_timeout - waited)
+            log.warning("cloneset %s: expectations unsatisfied for %.0fs, trusting the cache: %s",
+                        key, waited, pending)
+            self.scale.delete(key)
+
+        uid = uid_of(cs)
+        owned = self.informers.pods.indexer.by_index(OWNER_UID_INDEX, uid)
+        active = [p for p in owned if is_pod_active(p)]
+        inactive = [p for p in owned if not is_pod_active(p)]
+        pvcs = [p for p in self.informers.pvcs.indexer.by_index(OWNER_UID_INDEX, uid) if not is_being_deleted(p)]
+        if disable_pvc_reuse(cs):
+            pvcs = await self._cleanup_pvcs(cs, active, inactive, pvcs)
+
+        pods = await self._claim_pods(cs, selector, active)
+
+        revisions = self._list_revisions(cs, selector)
+        if any(not self.versions.satisfied(uid_of(r), resource_version_of(r)) for r in revisions):
+            return Result(requeue_after=CACHE_LAG_RECHECK)
+        current, update, collision_count = await self._active_revisions(cs, revisions)
+        if any(not self.versions.satisfied(uid_of(p), resource_version_of(p)) for p in pods):
+            return Result(requeue_after=CACHE_LAG_RECHECK)
+
+        now = self.wall()
+        requeue = Requeue()
+        failure: tuple[str, str] | None = None
+        if not is_being_deleted(cs):
+            failure = await self._sync(cs, pods, pvcs, revisions, current, update, now, requeue)
+
+        status, deadline_delay = calculate_status(
+            cs, pods, update_revision=name_of(update), current_revision=name_of(current),
+            collision_count=collision_count, label_selector=str(selector), now=now,
+        )
+        requeue.push(deadline_delay)
+        if failure is not None:
+            status = with_failure_condition(status, failure[0], failure[1], now)
+        if status_changed(cs.get("status") or {}, status):
+            await self.control.write_status(cs, status)
+
+        kept = truncated_pods_to_delete(cs, pods)
+        if kept is not None:
+            await self.control.set_pods_to_delete(cs, kept)
+        live = live_revision_names(name_of(current), name_of(update), pods, revisions)
+        for revision in revisions_to_delete(revisions, live, revision_history_limit_of(cs)):
+            await self.control.delete_revision(revision)
+
+        requeue.push(availability_recheck(pods, min_ready_seconds_of(cs), now))
+        if failure is not None:
+            return Result(requeue=True)
+        return Result(requeue_after=requeue.after) if requeue.after is not None else None
+
+    # -- listing and claiming ---------------------------------------------------------------
+    async def _cleanup_pvcs(self, cs: Obj, active: list[Obj], inactive: list[Obj], pvcs: list[Obj]) -> list[Obj]:
+        cleanup = pvc_cleanup(active, inactive, pvcs)
+        handled: set[str] = set()
+        for pvc, pod in cleanup.reown:
+            await self.control.replace_pvc(pvc_owned_by_pod(pvc, cs, pod))
+            handled.add(name_of(pvc))
+        for pvc in cleanup.delete:
+            await self.control.delete_pvc(cs, pvc)
+            handled.add(name_of(pvc))
+        return [p for p in pvcs if name_of(p) not in handled]
+
+    async def _claim_pods(self, cs: Obj, selector: Selector, active: list[Obj]) -> list[Obj]:
+        async def patch(pod: Obj, body: Obj) -> Obj:
+            result: Obj = await self.client.patch(PODS, name_of(pod), body, patch_type="strategic",
+                                                  namespace=namespace_of(pod))
+            return result
+
+        async def get_owner() -> Obj | None:
+            try:
+                fresh: Obj = await self.client.get(CLONESETS, name_of(cs), namespace=namespace_of(cs))
+            except Exception as exc:
+                if is_not_found(exc):
+                    return None
+                raise
+            return fresh
+
+        manager = ControllerRefManager(cs, kruise.API_VERSION, kruise.CLONESET_KIND,
+                                       lambda pod: selector.matches(labels_of(pod)), patch, get_owner)
+        return await manager.claim(active)
+
+    def _list_revisions(self, cs: Obj, selector: Selector) -> list[Obj]:
+        """Revisions of the namespace matching the selector, unowned or controlled by ``cs``,
+        sorted by revision number."""
+        found = []
+        for revision in self.informers.revisions.indexer.by_namespace(namespace_of(cs)):
+            reference = controller_of(revision)
+            if reference is not None and reference.get("uid") != uid_of(cs):
+                continue
+            if selector.matches(labels_of(revision)):
+                found.append(revision)
+        return [dict(r) for r in sort_revisions(found)]
+
+    async def _active_revisions(self, cs: Obj, revisions: list[Obj]) -> tuple[Obj, Obj, int]:
+        """``(current, update, collisionCount)``, creating or bumping the update revision."""
+        plan = active_revisions(cs, revisions)
+        count = plan.collision_count
+        update: Obj = dict(plan.update_revision)
+        for _ in range(MAX_COLLISIONS):
+            if plan.action != "create":
+                break
+            created, existing = await self.control.create_revision(plan.update_revision)
+            if created is not None:
+                update = created
+                break
+            if existing is not None and revisions_equal(existing, plan.update_revision):
+                update = existing
+                break
+            count += 1
+            plan = active_revisions(cs, revisions, count)
+            update = dict(plan.update_revision)
+        else:
+            raise InvalidCloneSetError("too many revision name collisions")
+        if plan.action == "bump":
+            update = await self.control.replace_revision(plan.update_revision)
+        current = dict(plan.current_revision)
+        if name_of(current) == name_of(update):
+            current = update
+        return current, update, count
+
+    # -- scale and update -------------------------------------------------------------------
+    async def _sync(
+        self,
+        cs: Obj,
+        pods: list[Obj],
+        pvcs: list[Obj],
+        revisions: list[Obj],
+        current: Obj,
+        update: Obj,
+        now: datetime,
+        requeue: Requeue,
+    ) -> tuple[str, str] | None:
+        """Scale, then (when Scale wrote nothing) Update; returns the failure condition, if any."""
+        current_cs = apply_revision(cs, current)
+        update_cs = apply_revision(cs, update)
+        failure: tuple[str, str] | None = None
+        try:
+            if await self._scale(current_cs, update_cs, pods, pvcs, name_of(current), name_of(update), now):
+                return None
+        except (ApiException, TransportError) as exc:
+            log.warning("cloneset %s: scale failed: %s", object_key(cs), exc)
+            failure = (kruise.CONDITION_FAILED_SCALE, str(exc))
+        try:
+            await self._update(update_cs, pods, revisions, current, update, now, requeue)
+        except (ApiException, TransportError, UpdateError) as exc:
+            log.warning("cloneset %s: update failed: %s", object_key(cs), exc)
+            failure = (kruise.CONDITION_FAILED_UPDATE, str(exc))
+        return failure
+
+    async def _nodes_for_ranking(self, cs: Mapping[str, Any]) -> list[Obj]:
+        spec = template_of(cs).get("spec") or {}
+        if not spec.get("topologySpreadConstraints"):
+            return []
+        listed = await self.client.list(NODES)
+        return list(listed.get("items") or [])
+
+    async def _scale(
+        self,
+        current_cs: Obj,
+        update_cs: Obj,
+        pods: list[Obj],
+        pvcs: list[Obj],
+        current_name: str,
+        update_name: str,
+        now: datetime,
+    ) -> bool:
+        """Perform this round's Scale step; returns whether it wrote anything."""
+        plan = plan_scale(current_cs, update_cs, pods, pvcs, current_name, update_name, now=now,
+                          gates=self.gates, rng=self.rng, nodes=await self._nodes_for_ranking(update_cs))
+        if plan.scale_up_limited and plan.diffs is not None:
+            self.recorder.event(update_cs, WARNING, "ScaleUpLimited",
+                                "scaleUp is limited because of scaleStrategy.maxUnavailable, "
+                                f"limit: {plan.diffs.scale_up_limit}")
+        modified = False
+        if plan.step == "revive":
+            for pod in plan.revive:
+                modified |= await self.control.set_lifecycle_state(pod, kruise.STATE_PREPARING_NORMAL, now)
+            return modified
+        if plan.step == "create":
+            return await self.control.create_pods(update_cs, plan.creations) > 0
+        for pod in plan.to_preparing_delete:
+            modified |= await self.control.set_lifecycle_state(
+                pod, kruise.STATE_PREPARING_DELETE, now, mark_not_ready=plan.mark_not_ready
+            )
+        for pod in plan.deletions:
+            await self.control.delete_pod(update_cs, pod, pvcs_of_pod(pod, pvcs))
+            modified = True
+        return modified
+
+    async def _refresh(self, cs: Obj, pods: list[Obj], update_name: str, now: datetime, requeue: Requeue) -> bool:
+        """In-place bookkeeping, lifecycle transitions and the pod-template-hash fix for every
+        pod; returns whether a lifecycle or label patch was written (Update then waits)."""
+        modified = False
+        mark_not_ready = marks_pod_not_ready(lifecycle_hook(cs, "inPlaceUpdate"))
+        for pod in pods:
+            action = refresh(pod, now=now)
+            if action.kind == "requeue":
+                requeue.push(action.delay_seconds)
+            elif action.kind in ("update", "update_status"):
+                kind = action.kind
+
+                def redo(fresh: Obj, kind: str = kind) -> Obj | None:
+                    again = refresh(fresh, now=now)
+                    return again.pod if again.kind == kind else None
+
+                if kind == "update":
+                    await self.control.update_pod(pod, redo)
+                else:
+                    await self.control.update_pod_status(pod, redo)
+            state = refreshed_state(cs, pod, update_name, update_completed=pod_update_completed(pod),
+                                    behaviour=self.behaviour)
+            if state is not None:
+                modified |= await self.control.set_lifecycle_state(pod, state, now, mark_not_ready=mark_not_ready)
+            hash_patch = pod_template_hash_patch(pod)
+            if hash_patch is not None:
+                await self.control.patch_pod(pod, hash_patch)
+                modified = True
+        return modified
+
+    async def _update(
+        self,
+        cs: Obj,
+        pods: list[Obj],
+        revisions: list[Obj],
+        current: Obj,
+        update: Obj,
+        now: datetime,
+        requeue: Requeue,
+    ) -> None:
+        """Perform this round's Update step on ``cs`` (the CloneSet with the update template)."""
+        if await self._refresh(cs, pods, name_of(update), now, requeue):
+            return
+        if is_paused(cs):
+            return
+        plan = pods_to_update(cs, pods, name_of(current), name_of(update), now=now, gates=self.gates)
+        target = update if plan.target_revision == name_of(update) else current
+        for index in plan.indexes:
+            pod = pods[index]
+            decision = decide_pod_update(cs, pod, revisions, target, gates=self.gates)
+            if decision.kind == "recreate":
+                await self.control.mark_specified_delete(cs, pod, name_of(target))
+            elif decision.kind == "in_place" and decision.spec is not None:
+                await self.control.update_in_place(cs, pod, decision.spec, now)
+                requeue.push(float(decision.spec.get("graceSeconds") or 0))
+            elif decision.kind == "prepare_update":
+                await self.control.set_lifecycle_state(pod, kruise.STATE_PREPARING_UPDATE, now,
+                                                       mark_not_ready=decision.mark_not_ready)
+            elif decision.kind == "rehook":
+                await self.control.set_lifecycle_state(pod, kruise.STATE_PREPARING_UPDATE, now,
+                                                       mark_not_ready=decision.mark_not_ready,
+                                                       hook=lifecycle_hook(cs, "inPlaceUpdate"))
+            elif decision.kind == "error":
+                raise UpdateError(decision.message)

@@ -1,0 +1,200 @@
+"""The Deployment controller's wiring: informers, event handlers, retries.
+
+Handlers (reference deployment.md §1.2) only decide which Deployments to enqueue:
+
+- Deployment events enqueue the Deployment;
+- ReplicaSet events enqueue the owning Deployment, both owners when the controller reference
+  changed, and for an orphan every Deployment whose selector matches (one may adopt it);
+- a pod deletion enqueues a Recreate Deployment once none of its pods is left, since a
+  Recreate rollout waits for exactly that; other pod events are not watched (the ReplicaSet
+  status, which the ReplicaSet controller keeps current, drives the Deployment).
+
+:meth:`DeploymentController.reconcile` reads the Deployment from the cache and runs a
+:class:`~kubeloop.controllers.deployment.sync.DeploymentSync`. A failing sync is retried with
+the queue's back-off up to :data:`MAX_RETRIES` times, then dropped until the next event, as
+upstream does; a write conflict is retried the same way without logging a traceback. A
+Deployment the controller cannot act on (malformed strategy or selector) also gets a Warning
+Event.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Protocol
+
+from kubeloop.api.intstr import IntOrPercentError
+from kubeloop.api.meta import controller_of, name_of, namespace_of, now, uid_of
+from kubeloop.client import DEPLOYMENTS, PODS, REPLICA_SETS, ApiClient, is_conflict
+from kubeloop.controllers.deployment import events
+from kubeloop.controllers.deployment.selection import (
+    deployments_for_replica_set_added,
+    deployments_for_replica_set_deleted,
+    deployments_for_replica_set_updated,
+    pods_by_replica_set_uid,
+    recreate_needs_sync_after_pod_deletion,
+    resolve_controller,
+)
+from kubeloop.controllers.deployment.strategy import UnsupportedStrategyError
+from kubeloop.controllers.deployment.sync import DEPLOYMENT_KIND, DeploymentSync, InvalidDeploymentError
+from kubeloop.controllers.replicaset.podcontrol import REPLICA_SET_KIND, namespace_terminating
+from kubeloop.runtime.controller import Result
+from kubeloop.runtime.events import EventRecorder
+from kubeloop.runtime.handlers import Request
+from kubeloop.runtime.informers import DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
+from kubeloop.runtime.manager import Manager
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+NAME = "deployment"
+COMPONENT = "deployment-controller"
+MAX_RETRIES = 15
+FAILED_SYNC = "FailedSync"
+
+# Errors that come from the object itself, not from the API: retrying cannot fix them until
+# the user does, so they are worth an Event.
+INVALID_OBJECT_ERRORS: tuple[type[Exception], ...] = (
+    InvalidDeploymentError,
+    UnsupportedStrategyError,
+    IntOrPercentError,
+)
+
+
+class Queue(Protocol):
+    def add(self, item: Request) -> None: ...
+
+    def num_requeues(self, item: Request) -> int: ...
+
+
+def no_requests(obj: Mapping[str, Any]) -> list[Request]:
+    """A mapper enqueueing nothing (the informer's events go to custom handlers)."""
+    return []
+
+
+class DeploymentController:
+    """Event handlers and the reconcile function of the Deployment controller."""
+
+    def __init__(
+        self,
+        client: ApiClient,
+        deployments: SharedIndexInformer,
+        replica_sets: SharedIndexInformer,
+        pods: SharedIndexInformer,
+        recorder: EventRecorder,
+        *,
+        wall: Callable[[], datetime] = now,
+    ) -> None:
+        self.deployments = deployments
+        self.replica_sets = replica_sets
+        self.pods = pods
+        self.recorder = recorder
+        self.syncer = DeploymentSync(client, deployments, replica_sets, pods, recorder, wall)
+        self._queue: Queue | None = None
+
+    # -- wiring ---------------------------------------------------------------------------
+    def bind(self, queue: Queue) -> None:
+        self._queue = queue
+
+    def register_handlers(self) -> None:
+        self.replica_sets.add_event_handler(EventHandlerFuncs(
+            add=self.on_replica_set_add, update=self.on_replica_set_update, delete=self.on_replica_set_delete,
+        ))
+        self.pods.add_event_handler(EventHandlerFuncs(delete=self.on_pod_delete))
+
+    def _enqueue_all(self, deployments: Iterable[Mapping[str, Any]]) -> None:
+        if self._queue is None:
+            return
+        for deployment in deployments:
+            self._queue.add(Request(namespace_of(deployment), name_of(deployment)))
+
+    def _namespace_deployments(self, obj: Mapping[str, Any]) -> list[Obj]:
+        return self.deployments.indexer.by_namespace(namespace_of(obj))
+
+    # -- handlers -------------------------------------------------------------------------
+    def on_replica_set_add(self, replica_set: Obj, is_in_initial_list: bool = False) -> None:
+        self._enqueue_all(deployments_for_replica_set_added(replica_set, self._namespace_deployments(replica_set)))
+
+    def on_replica_set_update(self, old: Obj, current: Obj) -> None:
+        deployments = self._namespace_deployments(current)
+        self._enqueue_all(deployments_for_replica_set_updated(old, current, deployments))
+
+    def on_replica_set_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        replica_set = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if replica_set is not None:
+            deployments = self._namespace_deployments(replica_set)
+            self._enqueue_all(deployments_for_replica_set_deleted(replica_set, deployments))
+
+    def on_pod_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if pod is None:
+            return
+        namespace = namespace_of(pod)
+        reference = controller_of(pod)
+        if reference is None or reference.get("kind") != REPLICA_SET_KIND:
+            return
+        replica_set = self.replica_sets.indexer.get_by_name(namespace, str(reference.get("name") or ""))
+        if replica_set is None or uid_of(replica_set) != reference.get("uid"):
+            return
+        deployment = resolve_controller(namespace, controller_of(replica_set), self._namespace_deployments(pod))
+        if deployment is None:
+            return
+        owned = [
+            rs for rs in self.replica_sets.indexer.by_namespace(namespace)
+            if (controller_of(rs) or {}).get("uid") == uid_of(deployment)
+        ]
+        pod_map = pods_by_replica_set_uid(deployment, owned, self.pods.indexer.by_namespace(namespace))
+        if recreate_needs_sync_after_pod_deletion(deployment, pod_map):
+            self._enqueue_all([deployment])
+
+    # -- reconcile ------------------------------------------------------------------------
+    async def reconcile(self, request: Request) -> Result | None:
+        deployment = self.deployments.indexer.get(request.key)
+        if deployment is None:
+            # Deleted: the garbage collector takes care of its ReplicaSets.
+            return None
+        try:
+            return await self.syncer.sync(deployment)
+        except Exception as exc:
+            if namespace_terminating(exc):
+                return None
+            if is_conflict(exc) and (self._queue is None or self._queue.num_requeues(request) < MAX_RETRIES):
+                # A write raced with another (usually our own earlier one, not yet in the
+                # cache): try again from the cache, with back-off.
+                log.debug("deployment %s: conflict, retrying: %s", request, exc)
+                return Result(requeue=True)
+            if isinstance(exc, INVALID_OBJECT_ERRORS):
+                self.syncer.event(deployment, events.Event(events.WARNING, FAILED_SYNC, str(exc)))
+            if self._queue is not None and self._queue.num_requeues(request) >= MAX_RETRIES:
+                log.warning("dropping deployment %s out of the queue after %d retries: %s", request,
+                            MAX_RETRIES, exc)
+                return None
+            raise
+
+
+async def add_deployment_controller(
+    manager: Manager, *, workers: int = 5, wall: Callable[[], datetime] = now
+) -> DeploymentController:
+    """Build the Deployment controller on ``manager``'s shared informers and register it."""
+    deployments = await manager.factory.informer_for(DEPLOYMENTS)
+    replica_sets = await manager.factory.informer_for(REPLICA_SETS)
+    pods = await manager.factory.informer_for(PODS)
+    controller = DeploymentController(
+        manager.client, deployments, replica_sets, pods, manager.recorder(COMPONENT), wall=wall
+    )
+    runtime_controller = await (
+        manager.controller(NAME)
+        .for_(DEPLOYMENTS)
+        .watches(REPLICA_SETS, no_requests)
+        .watches(PODS, no_requests)
+        .with_options(max_concurrent_reconciles=workers)
+        .complete(controller.reconcile)
+    )
+    controller.bind(runtime_controller.queue)
+    controller.register_handlers()
+    return controller
+
+
+__all__ = ["DEPLOYMENT_KIND", "MAX_RETRIES", "DeploymentController", "add_deployment_controller"]

@@ -1,0 +1,1 @@
+"""The garbage collector: owner references, cascading deletion and orphaning, for any kind."""

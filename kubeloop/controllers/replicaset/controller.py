@@ -1,0 +1,443 @@
+"""The ReplicaSet controller: keep ``spec.replicas`` pods running and report on them.
+
+Wiring (reference deployment.md §1.21): ReplicaSet events enqueue the ReplicaSet; pod events
+enqueue the pod's controlling ReplicaSet (or, for an orphan, every ReplicaSet whose selector
+matches it, so one can adopt it) and feed the expectations: a pod that appears counts as an
+observed creation, a pod that gets a deletionTimestamp or disappears as an observed deletion
+(counted once per pod, whichever comes first).
+
+A sync (:meth:`ReplicaSetController.reconcile`) reads the ReplicaSet and the namespace's pods
+from the caches, claims the active pods (adopting matching orphans, releasing owned pods that
+stopped matching), creates or deletes pods when the expectations of the previous round are met
+and the ReplicaSet is not being deleted, then writes the status through ``/status`` when it
+changed. Creation goes in slow-start batches (1, 2, 4, ...), at most ``burst_replicas`` per
+sync; deletion takes the pods ranked first by :mod:`.ranking`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from kubeloop.api.labels import Selector, SelectorError, selector_from_label_selector
+from kubeloop.api.meta import (
+    controller_of,
+    deep_copy,
+    is_being_deleted,
+    labels_of,
+    name_of,
+    namespace_of,
+    now,
+    object_key,
+    resource_version_of,
+    uid_of,
+)
+from kubeloop.api.pods import POD_FAILED, POD_SUCCEEDED, is_pod_active, pod_phase
+from kubeloop.client import PODS, REPLICA_SETS, ApiClient, is_conflict, is_not_found
+from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to_manage, slow_start_batch
+from kubeloop.controllers.replicaset.podcontrol import (
+    REPLICA_SET_API_VERSION,
+    REPLICA_SET_KIND,
+    namespace_terminating,
+    pod_from_template,
+)
+from kubeloop.controllers.replicaset.ranking import pods_to_delete
+from kubeloop.controllers.replicaset.status import (
+    availability_recheck_after,
+    became_ready_recheck_after,
+    calculate_status,
+    status_needs_update,
+    status_to_write,
+)
+from kubeloop.runtime.clock import REAL_CLOCK, Clock
+from kubeloop.runtime.controller import Result
+from kubeloop.runtime.controllerref import ControllerRefManager
+from kubeloop.runtime.events import NORMAL, WARNING, EventRecorder
+from kubeloop.runtime.expectations import UIDTrackingControllerExpectations
+from kubeloop.runtime.handlers import Request
+from kubeloop.runtime.informers import DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
+from kubeloop.runtime.manager import Manager
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+SUCCESSFUL_CREATE = "SuccessfulCreate"
+FAILED_CREATE = "FailedCreate"
+SUCCESSFUL_DELETE = "SuccessfulDelete"
+FAILED_DELETE = "FailedDelete"
+INVALID_SELECTOR = "InvalidSelector"
+
+NAME = "replicaset"
+COMPONENT = "replicaset-controller"
+
+
+class Queue(Protocol):
+    """The part of the controller's work queue the handlers use."""
+
+    def add(self, item: Request) -> None: ...
+
+    def add_after(self, item: Request, seconds: float) -> None: ...
+
+
+class InvalidObjectError(ValueError):
+    """The cached object cannot be acted on (a malformed selector); retried with back-off."""
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = obj.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def desired_replicas(replica_set: Mapping[str, Any]) -> int:
+    return _int(_spec(replica_set).get("replicas"), 1)
+
+
+def replica_set_selector(replica_set: Mapping[str, Any]) -> Selector:
+    """The ReplicaSet's selector; raises :class:`InvalidObjectError` when it is malformed."""
+    raw = _spec(replica_set).get("selector")
+    try:
+        return selector_from_label_selector(raw if isinstance(raw, Mapping) else None)
+    except SelectorError as exc:
+        raise InvalidObjectError(f"invalid selector: {exc}") from exc
+
+
+def _matching_selector(replica_set: Mapping[str, Any]) -> Selector | None:
+    """The selector to offer orphans to: ``None`` when malformed or empty (it would take all)."""
+    try:
+        selector = replica_set_selector(replica_set)
+    except InvalidObjectError:
+        return None
+    return None if selector.empty() else selector
+
+
+def is_terminating_pod(pod: Mapping[str, Any]) -> bool:
+    """Being deleted but not finished: it still runs and is reported as terminating."""
+    return is_being_deleted(pod) and pod_phase(pod) not in (POD_SUCCEEDED, POD_FAILED)
+
+
+class ReplicaSetController:
+    """Handlers and the reconcile function of the ReplicaSet controller.
+
+    ``replica_sets`` and ``pods`` are shared informers (cluster-wide or one namespace);
+    :meth:`bind` hands over the work queue once the runtime controller exists, and
+    :meth:`register_handlers` attaches the pod and ReplicaSet handlers. ``wall`` gives the
+    current time for availability (``minReadySeconds``) and condition timestamps.
+    """
+
+    def __init__(
+        self,
+        client: ApiClient,
+        replica_sets: SharedIndexInformer,
+        pods: SharedIndexInformer,
+        recorder: EventRecorder,
+        *,
+        clock: Clock = REAL_CLOCK,
+        wall: Callable[[], datetime] = now,
+        burst_replicas: int = BURST_REPLICAS,
+    ) -> None:
+        self.client = client
+        self.replica_sets = replica_sets
+        self.pods = pods
+        self.recorder = recorder
+        self.wall = wall
+        self.burst_replicas = burst_replicas
+        self.expectations = UIDTrackingControllerExpectations(clock)
+        self._queue: Queue | None = None
+
+    # -- wiring ---------------------------------------------------------------------------
+    def bind(self, queue: Queue) -> None:
+        self._queue = queue
+
+    def register_handlers(self) -> None:
+        self.pods.add_event_handler(
+            EventHandlerFuncs(add=self.on_pod_add, update=self.on_pod_update, delete=self.on_pod_delete)
+        )
+        self.replica_sets.add_event_handler(EventHandlerFuncs(delete=self.on_replica_set_delete))
+
+    def _enqueue(self, replica_set: Mapping[str, Any], after: float | None = None) -> None:
+        if self._queue is None:
+            return
+        request = Request(namespace_of(replica_set), name_of(replica_set))
+        if after is None:
+            self._queue.add(request)
+        else:
+            self._queue.add_after(request, after)
+
+    # -- handlers -------------------------------------------------------------------------
+    def resolve_controller(self, namespace: str, reference: Mapping[str, Any] | None) -> Obj | None:
+        """The cached ReplicaSet a pod's controller reference names (kind and UID must agree)."""
+        if reference is None or reference.get("kind") != REPLICA_SET_KIND:
+            return None
+        replica_set = self.replica_sets.indexer.get_by_name(namespace, str(reference.get("name") or ""))
+        if replica_set is None or uid_of(replica_set) != reference.get("uid"):
+            return None
+        return replica_set
+
+    def replica_sets_for_orphan(self, pod: Mapping[str, Any]) -> list[Obj]:
+        """ReplicaSets of the pod's namespace whose non-empty selector matches its labels."""
+        found = []
+        labels = labels_of(pod)
+        for replica_set in self.replica_sets.indexer.by_namespace(namespace_of(pod)):
+            selector = _matching_selector(replica_set)
+            if selector is not None and selector.matches(labels):
+                found.append(replica_set)
+        return found
+
+    def on_pod_add(self, pod: Obj, is_in_initial_list: bool = False) -> None:
+        if is_being_deleted(pod):
+            # Seen for the first time already deleting (e.g. after a restart): a deletion.
+            self.on_pod_delete(pod)
+            return
+        owner_ref = controller_of(pod)
+        if owner_ref is not None:
+            owner = self.resolve_controller(namespace_of(pod), owner_ref)
+            if owner is not None:
+                self.expectations.creation_observed(object_key(owner))
+                self._enqueue(owner)
+            return
+        for replica_set in self.replica_sets_for_orphan(pod):
+            self._enqueue(replica_set)
+
+    def on_pod_update(self, old: Obj, current: Obj) -> None:
+        if resource_version_of(old) == resource_version_of(current):
+            return
+        labels_changed = labels_of(old) != labels_of(current)
+        if is_being_deleted(current):
+            self.on_pod_delete(current)
+            if labels_changed:
+                self.on_pod_delete(old)
+            return
+        current_ref, old_ref = controller_of(current), controller_of(old)
+        ref_changed = current_ref != old_ref
+        if ref_changed and old_ref is not None:
+            previous = self.resolve_controller(namespace_of(old), old_ref)
+            if previous is not None:
+                self._enqueue(previous)
+        if current_ref is not None:
+            owner = self.resolve_controller(namespace_of(current), current_ref)
+            if owner is not None:
+                self._enqueue(owner)
+                min_ready = _int(_spec(owner).get("minReadySeconds"), 0)
+                recheck = became_ready_recheck_after(old, current, min_ready)
+                if recheck is not None:
+                    self._enqueue(owner, recheck.total_seconds())
+            return
+        if labels_changed or ref_changed:
+            for replica_set in self.replica_sets_for_orphan(current):
+                self._enqueue(replica_set)
+
+    def on_pod_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if pod is None:
+            return
+        owner = self.resolve_controller(namespace_of(pod), controller_of(pod))
+        if owner is None:
+            return
+        self.expectations.deletion_observed_of(object_key(owner), object_key(pod))
+        self._enqueue(owner)
+
+    def on_replica_set_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        replica_set = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        key = obj.key if isinstance(obj, DeletedFinalStateUnknown) else object_key(obj)
+        self.expectations.delete_expectations(key)
+        if replica_set is not None:
+            self._enqueue(replica_set)
+
+    # -- sync -----------------------------------------------------------------------------
+    async def reconcile(self, request: Request) -> Result | None:
+        """Sync one ReplicaSet; a write conflict is retried with back-off (no traceback logged)."""
+        try:
+            return await self.sync(request)
+        except Exception as exc:
+            if not is_conflict(exc):
+                raise
+            log.debug("replica set %s: conflict, retrying: %s", request, exc)
+            return Result(requeue=True)
+
+    async def sync(self, request: Request) -> Result | None:
+        key = request.key
+        cached = self.replica_sets.indexer.get(key)
+        if cached is None:
+            self.expectations.delete_expectations(key)
+            return None
+        replica_set: Obj = deep_copy(cached)
+        try:
+            selector = replica_set_selector(replica_set)
+        except InvalidObjectError as exc:
+            self.recorder.event(replica_set, WARNING, INVALID_SELECTOR, str(exc), kind=REPLICA_SET_KIND,
+                                api_version=REPLICA_SET_API_VERSION)
+            raise
+        needs_sync = self.expectations.satisfied(key)
+        namespace_pods = self.pods.indexer.by_namespace(request.namespace)
+        candidates = [pod for pod in namespace_pods if is_pod_active(pod)]
+        claimed = await self._claim_pods(replica_set, selector, candidates)
+        terminating = [
+            pod for pod in namespace_pods
+            if is_terminating_pod(pod) and (controller_of(pod) or {}).get("uid") == uid_of(replica_set)
+        ]
+        manage_error: BaseException | None = None
+        if needs_sync and not is_being_deleted(replica_set):
+            manage_error = await self._manage_replicas(replica_set, claimed)
+        updated = await self._update_status(replica_set, claimed, terminating, manage_error)
+        if manage_error is not None:
+            raise manage_error
+        recheck = availability_recheck_after(updated, False)
+        return Result(requeue_after=recheck.total_seconds()) if recheck is not None else None
+
+    async def _claim_pods(self, replica_set: Obj, selector: Selector, candidates: Sequence[Obj]) -> list[Obj]:
+        namespace = namespace_of(replica_set)
+
+        async def patch(pod: Obj, body: Obj) -> Obj:
+            result: Obj = await self.client.patch(PODS, name_of(pod), body, patch_type="strategic",
+                                                  namespace=namespace)
+            return result
+
+        async def get_owner() -> Obj | None:
+            try:
+                fresh: Obj = await self.client.get(REPLICA_SETS, name_of(replica_set), namespace=namespace)
+            except Exception as exc:
+                if is_not_found(exc):
+                    return None
+                raise
+            return fresh
+
+        manager = ControllerRefManager(
+            replica_set, REPLICA_SET_API_VERSION, REPLICA_SET_KIND,
+            lambda pod: selector.matches(labels_of(pod)), patch, get_owner,
+        )
+        return await manager.claim(candidates)
+
+    async def _manage_replicas(self, replica_set: Obj, active_pods: list[Obj]) -> BaseException | None:
+        """Create or delete pods toward ``spec.replicas``; returns the first error, if any."""
+        key = object_key(replica_set)
+        difference = replicas_to_manage(len(active_pods), desired_replicas(replica_set), self.burst_replicas)
+        if difference > 0:
+            return await self._create_pods(replica_set, key, difference)
+        if difference < 0:
+            return await self._delete_pods(replica_set, key, active_pods, -difference)
+        return None
+
+    async def _create_pods(self, replica_set: Obj, key: str, count: int) -> BaseException | None:
+        self.expectations.expect_creations(key, count)
+        namespace = namespace_of(replica_set)
+
+        async def create_one() -> None:
+            try:
+                created = await self.client.create(PODS, pod_from_template(replica_set), namespace=namespace)
+            except Exception as exc:
+                if namespace_terminating(exc):
+                    # Nothing to create into; the watch will never report it.
+                    self.expectations.creation_observed(key)
+                    return
+                self._event(replica_set, WARNING, FAILED_CREATE, f"Error creating: {exc}")
+                raise
+            self._event(replica_set, NORMAL, SUCCESSFUL_CREATE, f"Created pod: {name_of(created)}")
+
+        successes, error = await slow_start_batch(count, create_one)
+        not_observed = count - successes
+        if not_observed > 0:
+            # Failed or never attempted creations will not show up in the watch.
+            self.expectations.lower(key, not_observed, 0)
+        return error
+
+    def _related_pods(self, replica_set: Obj) -> list[Obj]:
+        """Pods of every ReplicaSet sharing this one's controller (siblings under one Deployment)."""
+        owner = controller_of(replica_set)
+        if owner is None:
+            return []
+        namespace = namespace_of(replica_set)
+        seen: set[str] = set()
+        related: list[Obj] = []
+        for sibling in self.replica_sets.indexer.by_namespace(namespace):
+            sibling_owner = controller_of(sibling)
+            if sibling_owner is None or sibling_owner.get("uid") != owner.get("uid"):
+                continue
+            selector = _matching_selector(sibling)
+            if selector is None:
+                continue
+            for pod in self.pods.indexer.by_namespace(namespace):
+                if uid_of(pod) not in seen and selector.matches(labels_of(pod)):
+                    seen.add(uid_of(pod))
+                    related.append(pod)
+        return related
+
+    async def _delete_pods(
+        self, replica_set: Obj, key: str, active_pods: list[Obj], count: int
+    ) -> BaseException | None:
+        doomed = pods_to_delete(active_pods, self._related_pods(replica_set), count, self.wall())
+        self.expectations.expect_deletions_of(key, [object_key(pod) for pod in doomed])
+        namespace = namespace_of(replica_set)
+
+        async def delete_one(pod: Mapping[str, Any]) -> BaseException | None:
+            try:
+                await self.client.delete(PODS, name_of(pod), namespace=namespace)
+            except Exception as exc:
+                if is_not_found(exc):
+                    return None
+                self.expectations.deletion_observed_of(key, object_key(pod))
+                self._event(replica_set, WARNING, FAILED_DELETE, f"Error deleting: {exc}")
+                return exc
+            self._event(replica_set, NORMAL, SUCCESSFUL_DELETE, f"Deleted pod: {name_of(pod)}")
+            return None
+
+        errors = await asyncio.gather(*(delete_one(pod) for pod in doomed))
+        return next((error for error in errors if error is not None), None)
+
+    async def _update_status(
+        self, replica_set: Obj, active_pods: list[Obj], terminating: list[Obj], manage_error: BaseException | None
+    ) -> Obj:
+        """Write the status if it changed (retrying once on a conflict); returns the ReplicaSet as stored."""
+        message = str(manage_error) if manage_error is not None else None
+        current = replica_set
+        for attempt in range(2):
+            new_status = calculate_status(current, active_pods, message, self.wall(), terminating)
+            if not status_needs_update(current, new_status):
+                return current
+            body = {**current, "status": status_to_write(current, new_status)}
+            try:
+                written: Obj = await self.client.update_status(REPLICA_SETS, body, namespace=namespace_of(current))
+                return written
+            except Exception as exc:
+                if attempt > 0 or not is_conflict(exc):
+                    raise
+                current = await self.client.get(REPLICA_SETS, name_of(current), namespace=namespace_of(current))
+        return current
+
+    def _event(self, replica_set: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
+        self.recorder.event(replica_set, type_, reason, message, kind=REPLICA_SET_KIND,
+                            api_version=REPLICA_SET_API_VERSION)
+
+
+def no_requests(obj: Mapping[str, Any]) -> list[Request]:
+    """A mapper enqueueing nothing: registers an informer with a controller (started, synced)
+    whose events are handled by custom handlers instead."""
+    return []
+
+
+async def add_replica_set_controller(
+    manager: Manager, *, workers: int = 5, wall: Callable[[], datetime] = now
+) -> ReplicaSetController:
+    """Build the ReplicaSet controller on ``manager``'s shared informers and register it."""
+    replica_sets = await manager.factory.informer_for(REPLICA_SETS)
+    pods = await manager.factory.informer_for(PODS)
+    controller = ReplicaSetController(
+        manager.client, replica_sets, pods, manager.recorder(COMPONENT), clock=manager.clock, wall=wall
+    )
+    runtime_controller = await (
+        manager.controller(NAME)
+        .for_(REPLICA_SETS)
+        .watches(PODS, no_requests)
+        .with_options(max_concurrent_reconciles=workers)
+        .complete(controller.reconcile)
+    )
+    controller.bind(runtime_controller.queue)
+    controller.register_handlers()
+    return controller

@@ -1,0 +1,85 @@
+"""Pods as a ReplicaSet creates them, and reading the errors that come back from doing so.
+
+A new pod copies the template's labels, annotations, finalizers and spec, is named by the
+server from the prefix ``<replica set>-``, and carries a controller reference to the
+ReplicaSet (``blockOwnerDeletion`` set, so a foreground deletion of the ReplicaSet waits for
+it). A template without labels is refused: such a pod could never be matched back to its
+owner. These are plain functions; the controller does the writing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubeloop.api.meta import deep_copy, name_of, namespace_of, new_controller_ref
+
+Obj = dict[str, Any]
+
+REPLICA_SET_API_VERSION = "apps/v1"
+REPLICA_SET_KIND = "ReplicaSet"
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
+
+# A generated name adds five random characters; the prefix must leave room for them.
+_MAX_GENERATE_NAME_PREFIX = 253 - 5
+
+
+class PodTemplateError(ValueError):
+    """The pod template cannot produce a pod (it has no labels)."""
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def generate_name_prefix(controller_name: str) -> str:
+    """``<name>-``, shortened if needed so the server's random suffix still fits."""
+    prefix = f"{controller_name}-"
+    return prefix if len(prefix) <= _MAX_GENERATE_NAME_PREFIX else prefix[:_MAX_GENERATE_NAME_PREFIX]
+
+
+def pod_from_template(replica_set: Mapping[str, Any]) -> Obj:
+    """The pod to create for ``replica_set`` (a new dict; the ReplicaSet is not touched).
+
+    Raises :class:`PodTemplateError` when the template has no labels.
+    """
+    template = _mapping(_mapping(replica_set.get("spec")).get("template"))
+    template_meta = _mapping(template.get("metadata"))
+    labels = _mapping(template_meta.get("labels"))
+    if not labels:
+        raise PodTemplateError("unable to create pods, no labels")
+    meta: Obj = {
+        "generateName": generate_name_prefix(name_of(replica_set)),
+        "namespace": namespace_of(replica_set),
+        "labels": dict(labels),
+        "ownerReferences": [new_controller_ref(replica_set, REPLICA_SET_API_VERSION, REPLICA_SET_KIND)],
+    }
+    annotations = _mapping(template_meta.get("annotations"))
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    finalizers = template_meta.get("finalizers")
+    if isinstance(finalizers, list) and finalizers:
+        meta["finalizers"] = list(finalizers)
+    spec = template.get("spec")
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": deep_copy(spec) if isinstance(spec, Mapping) else {},
+    }
+
+
+def namespace_terminating(exc: BaseException) -> bool:
+    """The write was refused because its namespace is being deleted (nothing left to do)."""
+    details = getattr(exc, "details", None)
+    causes = details.get("causes") if isinstance(details, Mapping) else None
+    for cause in causes if isinstance(causes, list) else ():
+        if isinstance(cause, Mapping) and cause.get("reason") == NAMESPACE_TERMINATING_CAUSE:
+            return True
+    return False
+
+
+def error_code(exc: BaseException) -> int | None:
+    """The HTTP status code an API error carries, if any."""
+    code = getattr(exc, "code", None)
+    return code if isinstance(code, int) else None

@@ -1,0 +1,197 @@
+"""Which pods a ReplicaSet deletes first when it has too many.
+
+Pods are compared rule by rule until one tells them apart; the first in the order goes first:
+
+1. not yet scheduled before scheduled;
+2. Pending before Unknown before Running (other phases count as Pending);
+3. not ready before ready;
+4. lower ``controller.kubernetes.io/pod-deletion-cost`` first (missing or malformed = 0);
+5. more active sibling pods on the same node first (the *rank*, which spreads survivors);
+6. both ready since different times: ready more recently first;
+7. more container restarts first;
+8. created more recently first.
+
+Missing timestamps count as the most recent. With logarithmic scale-down (upstream's default)
+the times in rules 6 and 8 are compared by ``floor(log2(age in ns))`` so pods of similar age are
+interchangeable, and equal buckets fall back to the pod UID for a stable pseudo-random choice.
+Pods the rules cannot separate keep their input order.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from functools import cmp_to_key
+from typing import Any
+
+from kubeloop.api.meta import annotations_of, metadata, parse_time, uid_of
+from kubeloop.api.pods import POD_PENDING, POD_RUNNING, is_pod_active, is_pod_ready, pod_phase, ready_condition
+
+POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+
+_PHASE_ORDER = {POD_PENDING: 0, "Unknown": 1, POD_RUNNING: 2}
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_DECIMAL = re.compile(r"^[+-]?[0-9]+$")
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        return None
+
+
+def _node(pod: Mapping[str, Any]) -> str:
+    spec = pod.get("spec")
+    node = spec.get("nodeName") if isinstance(spec, Mapping) else None
+    return node if isinstance(node, str) else ""
+
+
+def deletion_cost(pod: Mapping[str, Any]) -> int:
+    """The pod's deletion-cost annotation as an int32; 0 when missing or malformed."""
+    text = annotations_of(pod).get(POD_DELETION_COST)
+    if not isinstance(text, str) or not _DECIMAL.match(text):
+        return 0
+    value = int(text)
+    return value if _INT32_MIN <= value <= _INT32_MAX else 0
+
+
+def ready_since(pod: Mapping[str, Any]) -> datetime | None:
+    """When a ready pod became ready (``None``: not ready, or no transition time recorded)."""
+    if not is_pod_ready(pod):
+        return None
+    condition = ready_condition(pod)
+    return _time(condition.get("lastTransitionTime")) if condition is not None else None
+
+
+def max_container_restarts(pod: Mapping[str, Any]) -> int:
+    status = pod.get("status")
+    statuses = status.get("containerStatuses") if isinstance(status, Mapping) else None
+    counts: list[int] = []
+    for container in statuses if isinstance(statuses, list) else ():
+        restarts = container.get("restartCount") if isinstance(container, Mapping) else None
+        if isinstance(restarts, int) and not isinstance(restarts, bool):
+            counts.append(restarts)
+    return max([0, *counts])
+
+
+def _later_or_missing(first: datetime | None, second: datetime | None) -> bool:
+    """``first`` is after ``second``; a missing time counts as later than any other."""
+    if first is None or second is None:
+        return first is None
+    return first > second
+
+
+def _age_bucket(moment: datetime, now: datetime) -> int:
+    age = now - moment
+    nanoseconds = (age.days * 86_400 + age.seconds) * 1_000_000_000 + age.microseconds * 1_000
+    return int(math.log2(nanoseconds)) if nanoseconds > 0 else -1
+
+
+def _more_recent(
+    first: datetime | None,
+    second: datetime | None,
+    uids: tuple[str, str],
+    now: datetime | None,
+    logarithmic: bool,
+) -> bool:
+    if not logarithmic or now is None or first is None or second is None:
+        return _later_or_missing(first, second)
+    difference = _age_bucket(first, now) - _age_bucket(second, now)
+    if difference == 0:
+        return uids[0] < uids[1]
+    return difference < 0
+
+
+def deleted_before(
+    first: Mapping[str, Any],
+    first_rank: int,
+    second: Mapping[str, Any],
+    second_rank: int,
+    now: datetime | None,
+    *,
+    use_deletion_cost: bool = True,
+    logarithmic: bool = True,
+) -> bool:
+    """Whether ``first`` should be deleted before ``second`` (upstream's ``Less``)."""
+    node_a, node_b = _node(first), _node(second)
+    if node_a != node_b and (node_a == "" or node_b == ""):
+        return node_a == ""
+    phase_a, phase_b = _PHASE_ORDER.get(pod_phase(first), 0), _PHASE_ORDER.get(pod_phase(second), 0)
+    if phase_a != phase_b:
+        return phase_a < phase_b
+    ready_a, ready_b = is_pod_ready(first), is_pod_ready(second)
+    if ready_a != ready_b:
+        return not ready_a
+    if use_deletion_cost:
+        cost_a, cost_b = deletion_cost(first), deletion_cost(second)
+        if cost_a != cost_b:
+            return cost_a < cost_b
+    if first_rank != second_rank:
+        return first_rank > second_rank
+    uids = (uid_of(first), uid_of(second))
+    if ready_a and ready_b:
+        since_a, since_b = ready_since(first), ready_since(second)
+        if since_a != since_b:
+            return _more_recent(since_a, since_b, uids, now, logarithmic)
+    restarts_a, restarts_b = max_container_restarts(first), max_container_restarts(second)
+    if restarts_a != restarts_b:
+        return restarts_a > restarts_b
+    created_a = _time(metadata(first).get("creationTimestamp"))
+    created_b = _time(metadata(second).get("creationTimestamp"))
+    if created_a != created_b:
+        return _more_recent(created_a, created_b, uids, now, logarithmic)
+    return False
+
+
+def ranks_by_related_pods_on_same_node(
+    pods: Sequence[Mapping[str, Any]], related_pods: Sequence[Mapping[str, Any]]
+) -> list[int]:
+    """For each pod, how many active related pods (itself included if related) share its node."""
+    per_node: dict[str, int] = {}
+    for pod in related_pods:
+        if is_pod_active(pod):
+            per_node[_node(pod)] = per_node.get(_node(pod), 0) + 1
+    return [per_node.get(_node(pod), 0) for pod in pods]
+
+
+def sorted_for_deletion(
+    pods: Sequence[Mapping[str, Any]],
+    ranks: Sequence[int],
+    now: datetime | None,
+    *,
+    use_deletion_cost: bool = True,
+    logarithmic: bool = True,
+) -> list[Mapping[str, Any]]:
+    """``pods`` ordered first-to-delete first; ``ranks[i]`` belongs to ``pods[i]``."""
+
+    def compare(a: tuple[Mapping[str, Any], int], b: tuple[Mapping[str, Any], int]) -> int:
+        if deleted_before(a[0], a[1], b[0], b[1], now, use_deletion_cost=use_deletion_cost, logarithmic=logarithmic):
+            return -1
+        if deleted_before(b[0], b[1], a[0], a[1], now, use_deletion_cost=use_deletion_cost, logarithmic=logarithmic):
+            return 1
+        return 0
+
+    paired = sorted(zip(pods, ranks, strict=True), key=cmp_to_key(compare))
+    return [pod for pod, _ in paired]
+
+
+def pods_to_delete(
+    pods: Sequence[Mapping[str, Any]],
+    related_pods: Sequence[Mapping[str, Any]],
+    count: int,
+    now: datetime | None,
+) -> list[Mapping[str, Any]]:
+    """The ``count`` pods to delete from ``pods`` (active, claimed); no ordering when all go.
+
+    ``related_pods`` are the pods of every ReplicaSet with the same controller as this one
+    (siblings under one Deployment), used to prefer nodes that are crowded with them.
+    """
+    if count >= len(pods):
+        return list(pods)
+    ranks = ranks_by_related_pods_on_same_node(pods, related_pods)
+    return sorted_for_deletion(pods, ranks, now)[:count]

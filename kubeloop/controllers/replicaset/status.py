@@ -1,0 +1,141 @@
+"""ReplicaSet status from its claimed pods, and when it is worth writing.
+
+``replicas`` counts active pods (not finished, not being deleted); ``fullyLabeledReplicas`` those
+carrying every template label (the selector may ask for fewer); ``readyReplicas`` those with
+Ready=True; ``availableReplicas`` those ready for longer than ``minReadySeconds``;
+``terminatingReplicas`` the claimed pods being deleted that have not finished. A failed
+create/delete round adds ``ReplicaFailure`` (FailedCreate / FailedDelete) and a clean round
+removes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from kubeloop.api.meta import format_time, labels_of, metadata
+from kubeloop.api.pods import is_pod_available, is_pod_ready
+
+Obj = dict[str, Any]
+
+REPLICA_FAILURE = "ReplicaFailure"
+FAILED_CREATE = "FailedCreate"
+FAILED_DELETE = "FailedDelete"
+
+_COUNTERS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
+
+
+def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = obj.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _int(values: Mapping[str, Any], key: str, default: int = 0) -> int:
+    value = values.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _conditions(status: Mapping[str, Any]) -> list[Obj]:
+    raw = status.get("conditions")
+    return [dict(c) for c in raw if isinstance(c, Mapping)] if isinstance(raw, list) else []
+
+
+def template_labels(replica_set: Mapping[str, Any]) -> Mapping[str, Any]:
+    template = _section(_section(replica_set, "spec"), "template")
+    labels = _section(template, "metadata").get("labels")
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def is_fully_labeled(pod: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    pod_labels = labels_of(pod)
+    return all(pod_labels.get(key) == value for key, value in labels.items())
+
+
+def calculate_status(
+    replica_set: Mapping[str, Any],
+    active_pods: Sequence[Mapping[str, Any]],
+    manage_error: str | None,
+    now: datetime,
+    terminating_pods: Sequence[Mapping[str, Any]] | None = None,
+) -> Obj:
+    """The new status for ``replica_set`` given its claimed active pods.
+
+    ``manage_error`` is the message of the first error of this sync's create/delete round (if
+    any). ``terminating_pods`` (claimed pods being deleted, not yet finished) fills
+    ``terminatingReplicas``; ``None`` leaves the field out.
+    """
+    status: Obj = dict(_section(replica_set, "status"))
+    spec = _section(replica_set, "spec")
+    min_ready = _int(spec, "minReadySeconds")
+    labels = template_labels(replica_set)
+    ready = [pod for pod in active_pods if is_pod_ready(pod)]
+    conditions = _conditions(status)
+    failure = next((c for c in conditions if c.get("type") == REPLICA_FAILURE), None)
+    if manage_error is not None and failure is None:
+        shortfall = len(active_pods) - _int(spec, "replicas", 1)
+        reason = FAILED_CREATE if shortfall < 0 else FAILED_DELETE if shortfall > 0 else ""
+        conditions.append(
+            {
+                "type": REPLICA_FAILURE,
+                "status": "True",
+                "lastTransitionTime": format_time(now),
+                "reason": reason,
+                "message": manage_error,
+            }
+        )
+    elif manage_error is None and failure is not None:
+        conditions = [c for c in conditions if c.get("type") != REPLICA_FAILURE]
+    status["conditions"] = conditions
+    status["replicas"] = len(active_pods)
+    status["fullyLabeledReplicas"] = sum(1 for pod in active_pods if is_fully_labeled(pod, labels))
+    status["readyReplicas"] = len(ready)
+    status["availableReplicas"] = sum(1 for pod in ready if is_pod_available(pod, min_ready, now))
+    if terminating_pods is None:
+        status.pop("terminatingReplicas", None)
+    else:
+        status["terminatingReplicas"] = len(terminating_pods)
+    return status
+
+
+def status_needs_update(replica_set: Mapping[str, Any], new_status: Mapping[str, Any]) -> bool:
+    """Whether ``new_status`` must be written: a counter or condition changed, or the generation is unobserved."""
+    current = _section(replica_set, "status")
+    if any(_int(current, counter) != _int(new_status, counter) for counter in _COUNTERS):
+        return True
+    if current.get("terminatingReplicas") != new_status.get("terminatingReplicas"):
+        return True
+    if _int(metadata(replica_set), "generation") != _int(current, "observedGeneration"):
+        return True
+    return _conditions(current) != _conditions(new_status)
+
+
+def status_to_write(replica_set: Mapping[str, Any], new_status: Mapping[str, Any]) -> Obj:
+    """``new_status`` stamped with the generation it was computed for."""
+    return {**new_status, "observedGeneration": _int(metadata(replica_set), "generation")}
+
+
+def availability_recheck_after(replica_set: Mapping[str, Any], manage_failed: bool) -> timedelta | None:
+    """When to sync again so that ready pods become available without another pod event.
+
+    After a successful round on a ReplicaSet whose pods are all ready but not all available
+    (``minReadySeconds`` pending), recheck after ``minReadySeconds``; upstream keeps this as a
+    guard against clock skew next to the requeue on each pod turning ready.
+    """
+    spec, status = _section(replica_set, "spec"), _section(replica_set, "status")
+    min_ready = _int(spec, "minReadySeconds")
+    desired = _int(spec, "replicas", 1)
+    if manage_failed or min_ready <= 0:
+        return None
+    if _int(status, "readyReplicas") == desired and _int(status, "availableReplicas") != desired:
+        return timedelta(seconds=min_ready)
+    return None
+
+
+def became_ready_recheck_after(
+    old_pod: Mapping[str, Any], new_pod: Mapping[str, Any], min_ready_seconds: int
+) -> timedelta | None:
+    """A pod that just turned ready becomes available ``minReadySeconds`` later: look again then (+1 s)."""
+    if min_ready_seconds > 0 and not is_pod_ready(old_pod) and is_pod_ready(new_pod):
+        return timedelta(seconds=min_ready_seconds + 1)
+    return None

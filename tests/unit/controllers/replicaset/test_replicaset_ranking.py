@@ -1,0 +1,182 @@
+"""Pod deletion order (reference §1.22, §2.26 getPodsToDelete and ActivePodsWithRanks)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from kubeloop.api.meta import format_micro_time
+from kubeloop.controllers.replicaset.ranking import (
+    POD_DELETION_COST,
+    deleted_before,
+    deletion_cost,
+    pods_to_delete,
+    ranks_by_related_pods_on_same_node,
+)
+
+Obj = dict[str, Any]
+NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def _pod(
+    name: str,
+    node: str = "",
+    phase: str = "Running",
+    ready: bool | None = None,
+    restarts: int = 0,
+    ready_since: datetime | None = None,
+    created: datetime | None = None,
+    annotations: dict[str, str] | None = None,
+    uid: str = "",
+) -> Obj:
+    conditions = []
+    if ready is not None:
+        condition: Obj = {"type": "Ready", "status": "True" if ready else "False"}
+        if ready_since is not None:
+            condition["lastTransitionTime"] = format_micro_time(ready_since)
+        conditions.append(condition)
+    metadata: Obj = {"name": name, "uid": uid, "annotations": dict(annotations or {})}
+    if created is not None:
+        metadata["creationTimestamp"] = format_micro_time(created)
+    return {
+        "metadata": metadata,
+        "spec": {"nodeName": node},
+        "status": {"phase": phase, "conditions": conditions, "containerStatuses": [{"restartCount": restarts}]},
+    }
+
+
+MONTH_AGO = NOW - timedelta(days=30)
+UNSCHEDULED = _pod("unscheduled", phase="Pending")
+PENDING = _pod("pending", "node", "Pending")
+UNKNOWN = _pod("unknown-phase", "node", "Unknown")
+NOT_READY = _pod("not-ready", "node", "Running")
+READY_NO_TIME = _pod("ready-no-time", "node", ready=True)
+READY_NOW = _pod("ready-now", "node", ready=True, ready_since=NOW, created=NOW)
+READY_THEN = _pod("ready-then", "node", ready=True, ready_since=MONTH_AGO, created=MONTH_AGO)
+READY_HIGH_RESTARTS = _pod("ready-restarts", "node", ready=True, restarts=9001, ready_since=NOW, created=NOW)
+READY_NOW_CREATED_THEN = _pod("ready-now-created-then", "node", ready=True, ready_since=NOW, created=MONTH_AGO)
+LOW_COST = _pod(
+    "low-cost", "node", ready=True, ready_since=NOW, created=MONTH_AGO, annotations={POD_DELETION_COST: "10"}
+)
+HIGH_COST = _pod(
+    "high-cost", "node", ready=True, ready_since=NOW, created=MONTH_AGO, annotations={POD_DELETION_COST: "100"}
+)
+UNSCHEDULED_5H = _pod("unscheduled-5h", phase="Pending", created=NOW - timedelta(hours=5))
+UNSCHEDULED_8H = _pod("unscheduled-8h", phase="Pending", created=NOW - timedelta(hours=8))
+READY_2H = _pod("ready-2h", ready=True, ready_since=NOW - timedelta(hours=2), created=MONTH_AGO)
+READY_5H = _pod("ready-5h", ready=True, ready_since=NOW - timedelta(hours=5), created=MONTH_AGO)
+READY_8H = _pod("ready-8h", ready=True, ready_since=NOW - timedelta(hours=8), created=MONTH_AGO)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (UNSCHEDULED, UNSCHEDULED),
+        (PENDING, PENDING),
+        (UNKNOWN, UNKNOWN),
+        (NOT_READY, NOT_READY),
+        (READY_NOW_CREATED_THEN, READY_NOW_CREATED_THEN),
+        (READY_NOW, READY_NOW),
+        (READY_THEN, READY_THEN),
+        (READY_HIGH_RESTARTS, READY_HIGH_RESTARTS),
+        (UNSCHEDULED_5H, UNSCHEDULED_8H),  # same power-of-two age bucket, equal (empty) UIDs
+        (READY_5H, READY_8H),
+    ],
+)
+def test_equivalent_pods(first: Obj, second: Obj) -> None:
+    assert not deleted_before(first, 1, second, 1, NOW)
+    assert not deleted_before(second, 1, first, 1, NOW)
+
+
+@pytest.mark.parametrize(
+    ("first", "first_rank", "second", "second_rank", "use_cost"),
+    [
+        (UNSCHEDULED, 1, PENDING, 2, True),
+        (UNSCHEDULED, 2, PENDING, 1, True),
+        (PENDING, 1, UNKNOWN, 2, True),
+        (UNKNOWN, 1, NOT_READY, 2, True),
+        (NOT_READY, 1, READY_NO_TIME, 1, True),
+        (READY_NO_TIME, 1, READY_NOW, 1, True),  # a missing ready time counts as the most recent
+        (READY_NOW, 2, READY_NO_TIME, 1, True),  # rank beats ready time
+        (READY_NOW, 1, READY_THEN, 1, True),
+        (READY_NOW, 2, READY_THEN, 1, True),
+        (READY_HIGH_RESTARTS, 1, READY_NOW, 1, True),
+        (READY_NOW, 2, READY_HIGH_RESTARTS, 1, True),
+        (READY_NOW, 1, READY_NOW_CREATED_THEN, 1, True),
+        (READY_NOW_CREATED_THEN, 2, READY_NOW, 1, True),
+        (LOW_COST, 2, HIGH_COST, 1, True),  # cost beats rank
+        (HIGH_COST, 2, LOW_COST, 1, False),  # without deletion cost, rank decides
+        (READY_2H, 1, READY_5H, 1, True),  # different age buckets
+    ],
+)
+def test_deletion_order(first: Obj, first_rank: int, second: Obj, second_rank: int, use_cost: bool) -> None:
+    assert deleted_before(first, first_rank, second, second_rank, NOW, use_deletion_cost=use_cost)
+    assert not deleted_before(second, second_rank, first, first_rank, NOW, use_deletion_cost=use_cost)
+
+
+def test_equal_age_buckets_fall_back_to_uid() -> None:
+    a = _pod("a", ready=True, ready_since=NOW - timedelta(hours=5), uid="aaa")
+    b = _pod("b", ready=True, ready_since=NOW - timedelta(hours=8), uid="bbb")
+    assert deleted_before(a, 1, b, 1, NOW) and not deleted_before(b, 1, a, 1, NOW)
+    # Linear comparison (no logarithmic buckets): the more recently ready goes first.
+    assert deleted_before(a, 1, b, 1, NOW, logarithmic=False)
+    assert deleted_before(b, 1, a, 1, None) is False
+
+
+@pytest.mark.parametrize(("value", "expected"), [("10", 10), ("-5", -5), ("x", 0), ("2147483648", 0), ("", 0)])
+def test_deletion_cost_parsing(value: str, expected: int) -> None:
+    assert deletion_cost({"metadata": {"annotations": {POD_DELETION_COST: value}}}) == expected
+
+
+UNSCHEDULED_PENDING = _pod("unscheduled-pending", phase="Pending")
+SCHEDULED_PENDING = _pod("scheduled-pending", "fake-node", "Pending")
+RUNNING_NOT_READY = _pod("running-not-ready", "fake-node", ready=False)
+READY_NODE_1 = _pod("ready-node-1", "fake-node-1", ready=True)
+READY_NODE_2 = _pod("ready-node-2", "fake-node-2", ready=True)
+
+
+def _names(pods: list[Any]) -> list[str]:
+    return [pod["metadata"]["name"] for pod in pods]
+
+
+@pytest.mark.parametrize(
+    ("pods", "related", "count", "expected"),
+    [
+        ([], None, 0, []),
+        ([RUNNING_NOT_READY, READY_NODE_1], None, 2, [RUNNING_NOT_READY, READY_NODE_1]),  # all go: no sort
+        ([READY_NODE_1, RUNNING_NOT_READY], None, 1, [RUNNING_NOT_READY]),
+        (
+            [READY_NODE_1, READY_NODE_1, READY_NODE_2, RUNNING_NOT_READY, SCHEDULED_PENDING, UNSCHEDULED_PENDING],
+            None,
+            6,
+            [READY_NODE_1, READY_NODE_1, READY_NODE_2, RUNNING_NOT_READY, SCHEDULED_PENDING, UNSCHEDULED_PENDING],
+        ),
+        (
+            [READY_NODE_1, READY_NODE_1, READY_NODE_2, RUNNING_NOT_READY, SCHEDULED_PENDING, UNSCHEDULED_PENDING],
+            [],
+            6,
+            [READY_NODE_1, READY_NODE_1, READY_NODE_2, RUNNING_NOT_READY, SCHEDULED_PENDING, UNSCHEDULED_PENDING],
+        ),
+        ([SCHEDULED_PENDING, UNSCHEDULED_PENDING], None, 1, [UNSCHEDULED_PENDING]),
+        ([READY_NODE_1, RUNNING_NOT_READY, RUNNING_NOT_READY], None, 2, [RUNNING_NOT_READY, RUNNING_NOT_READY]),
+        ([READY_NODE_1, READY_NODE_2], [READY_NODE_1, READY_NODE_2, READY_NODE_2], 1, [READY_NODE_2]),
+        ([SCHEDULED_PENDING, RUNNING_NOT_READY], None, 1, [SCHEDULED_PENDING]),
+        (
+            [READY_NODE_1, READY_NODE_2, RUNNING_NOT_READY, SCHEDULED_PENDING, UNSCHEDULED_PENDING],
+            None,
+            3,
+            [UNSCHEDULED_PENDING, SCHEDULED_PENDING, RUNNING_NOT_READY],
+        ),
+    ],
+)
+def test_pods_to_delete(pods: list[Obj], related: list[Obj] | None, count: int, expected: list[Obj]) -> None:
+    chosen = pods_to_delete(pods, pods if related is None else related, count, NOW)
+    assert _names(chosen) == _names(expected)
+
+
+def test_ranks_count_active_related_pods_per_node() -> None:
+    finished = _pod("done", "n1", phase="Succeeded")
+    related = [_pod("a", "n1"), _pod("b", "n1"), _pod("c", "n2"), finished]
+    assert ranks_by_related_pods_on_same_node([_pod("x", "n1"), _pod("y", "n2"), _pod("z", "n3")], related) == [2, 1, 0]
