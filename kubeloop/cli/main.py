@@ -20,9 +20,15 @@ def version() -> None:
 
 def _register() -> None:
     # Subcommands are registered here, one module each, so that `--help` stays cheap.
-    from kubeloop.cli import demo
+    from kubeloop.cli import controllers, dashboard, demo, kubelet, server, up, watch
 
     cli.add_command(demo.demo)
+    cli.add_command(server.server)
+    cli.add_command(up.up)
+    cli.add_command(kubelet.kubelet)
+    cli.add_command(controllers.controllers)
+    cli.add_command(dashboard.dashboard)
+    cli.add_command(watch.watch)
 
 
 _register()
@@ -30,3 +36,7 @@ _register()
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,1 +1,28 @@
-"""The simulated node agent: schedules pods and moves them through their phases."""
+"""The simulated node agent: schedules pods onto fake nodes and moves them through their lives.
+
+:class:`Kubelet` is the I/O shell (an API client on the kubeloop runtime); the behaviour lives
+in pure modules: :mod:`.behaviour` (the ``sim.kubeloop.io/*`` annotations), :mod:`.containers`
+(one container's state machine), :mod:`.podstate` (the kubelet's memory of a pod),
+:mod:`.podstatus` (the status drawn from it), :mod:`.scheduling` (node choice),
+:mod:`.nodes` (Node and Lease objects) and :mod:`.images` (reported image names and ids).
+"""
+
+from kubeloop.kubelet.agent import ASSIGNED_NODE, Kubelet, assigned_node
+from kubeloop.kubelet.behaviour import BehaviourDefaults, PodBehaviour, pod_behaviour
+from kubeloop.kubelet.config import KubeletConfig
+from kubeloop.kubelet.containers import BackOff
+from kubeloop.kubelet.nodes import NodeShape, SimNode, sim_nodes
+
+__all__ = [
+    "ASSIGNED_NODE",
+    "BackOff",
+    "BehaviourDefaults",
+    "Kubelet",
+    "KubeletConfig",
+    "NodeShape",
+    "PodBehaviour",
+    "SimNode",
+    "assigned_node",
+    "pod_behaviour",
+    "sim_nodes",
+]

@@ -1,0 +1,89 @@
+"""``kubeloop kubelet``: the simulated nodes, as a process of their own.
+
+It schedules pending pods onto ``kubeloop-node-1..N`` and runs them there (no containers:
+statuses move on a clock; see ``kubeloop.kubelet``). Point it at the embedded server's
+``DATA_DIR/kubeconfig``. The ``--nodes`` and ``--pod-*-delay`` options are shared with
+``kubeloop up``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from kubeloop.cli.controllers import LOG_FORMAT, load_client_config, start_manager, stop_on_signals
+
+if TYPE_CHECKING:
+    from kubeloop.kubelet import KubeletConfig
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_START_DELAY = 0.5
+DEFAULT_READY_DELAY = 0.5
+DEFAULT_TERMINATION_DELAY = 1.0
+
+
+def kubelet_options(command: F) -> F:
+    """Add ``--nodes`` and the ``--pod-*-delay`` options to a command."""
+    seconds = click.FloatRange(0.0)
+    options = [
+        click.option("--nodes", default=3, show_default=True, type=click.IntRange(0, 250),
+                     help="Simulated nodes kubeloop-node-1..N."),
+        click.option("--pod-start-delay", default=DEFAULT_START_DELAY, show_default=True, type=seconds,
+                     help="Seconds until a placed pod's containers run (annotation sim.kubeloop.io/start-delay)."),
+        click.option("--pod-ready-delay", default=DEFAULT_READY_DELAY, show_default=True, type=seconds,
+                     help="Seconds from running to ready (annotation sim.kubeloop.io/ready-delay)."),
+        click.option("--pod-termination-delay", default=DEFAULT_TERMINATION_DELAY, show_default=True, type=seconds,
+                     help="Seconds a deleted pod stays Terminating, at most its grace period "
+                          "(annotation sim.kubeloop.io/termination-delay)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def kubelet_config(nodes: int, pod_start_delay: float, pod_ready_delay: float,
+                   pod_termination_delay: float) -> KubeletConfig:
+    from kubeloop.kubelet import BehaviourDefaults, KubeletConfig
+
+    defaults = BehaviourDefaults(start_delay=pod_start_delay, ready_delay=pod_ready_delay,
+                                 termination_delay=pod_termination_delay)
+    return KubeletConfig(nodes=nodes, defaults=defaults)
+
+
+async def _run(kubeconfig: Path, config: KubeletConfig, health_port: int | None) -> None:
+    from kubeloop.client import ApiClient
+    from kubeloop.kubelet import Kubelet
+    from kubeloop.runtime.manager import Manager, ManagerOptions
+
+    async with ApiClient(load_client_config(kubeconfig)) as client:
+        manager = Manager(client, ManagerOptions(name="kubeloop-kubelet", health_port=health_port))
+        kubelet = Kubelet(client, config)
+        await kubelet.setup(manager)
+        with stop_on_signals() as stop:
+            try:
+                await start_manager(manager)
+                click.echo(f"kubeloop kubelet running {config.nodes} nodes", err=True)
+                await stop.wait()
+            finally:
+                await manager.stop()
+    click.echo("kubeloop kubelet stopped", err=True)
+
+
+@click.command()
+@click.option("--kubeconfig", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Kubeconfig of the API server (e.g. DATA_DIR/kubeconfig of `kubeloop server`).")
+@kubelet_options
+@click.option("--health-port", type=click.IntRange(0, 65535), default=None,
+              help="Serve /healthz, /readyz (caches synced) and /metrics on this port.")
+def kubelet(kubeconfig: Path, nodes: int, pod_start_delay: float, pod_ready_delay: float,
+            pod_termination_delay: float, health_port: int | None) -> None:
+    """Run the simulated kubelet (scheduler and nodes) until interrupted."""
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    config = kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay)
+    asyncio.run(_run(kubeconfig, config, health_port))

@@ -1,0 +1,47 @@
+"""``kubeloop server``: run the embedded Kubernetes-compatible API server until interrupted."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from pathlib import Path
+
+import click
+
+from kubeloop.server.app import KubeServer, ServerConfig
+from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE
+
+
+async def _serve(config: ServerConfig) -> None:
+    server = KubeServer(config)
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    click.echo(f"kubeloop server listening on {server.url}", err=True)
+    click.echo(f"kubeconfig: {server.kubeconfig_path}", err=True)
+    try:
+        await stop.wait()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        await server.stop()
+    click.echo("kubeloop server stopped", err=True)
+
+
+@click.command()
+@click.option("--data-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the database, credentials and the kubeconfig.")
+@click.option("--port", default=6443, show_default=True, type=click.IntRange(0, 65535),
+              help="TCP port to serve HTTPS on (0 picks a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--memory", is_flag=True, help="Keep objects in memory only (nothing survives a restart).")
+@click.option("--watch-cache-size", default=DEFAULT_WATCH_CACHE_SIZE, show_default=True, type=click.IntRange(1),
+              help="Changes kept per resource type for watches; older resourceVersions get 410 Gone.")
+def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size: int) -> None:
+    """Run the embedded API server (HTTPS, bearer token; writes DATA_DIR/kubeconfig)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = ServerConfig(data_dir=data_dir, host=host, port=port, memory=memory, watch_cache_size=watch_cache_size)
+    asyncio.run(_serve(config))

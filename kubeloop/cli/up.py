@@ -1,0 +1,107 @@
+"""``kubeloop up``: a whole cluster in one command.
+
+The embedded API server, the simulated kubelet and every controller kubeloop has (or those
+named by ``--controllers``), in one process, sharing one set of informer caches. It writes
+``DATA_DIR/kubeconfig`` and prints how to point kubectl at it; it says "ready" once every
+controller's caches have synced (``--health-port`` serves that as ``/readyz`` too). SIGINT or
+SIGTERM stops it cleanly; starting it again on the same data directory resumes where it
+stopped (unless ``--memory``).
+
+It is the union of ``kubeloop server``, ``kubeloop kubelet`` and ``kubeloop controllers``,
+which run the same pieces as separate processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from kubeloop.cli.controllers import LOG_FORMAT, controller_names, stop_on_signals
+from kubeloop.cli.kubelet import kubelet_config, kubelet_options
+
+if TYPE_CHECKING:
+    from kubeloop.testing.cluster import EmbeddedCluster
+
+READY_TIMEOUT = 120.0
+"""Seconds to wait for the caches to sync before giving up."""
+
+
+async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, pod_start_delay: float,
+              pod_ready_delay: float, pod_termination_delay: float, names: tuple[str, ...],
+              health_port: int | None) -> None:
+    from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster
+
+    kubelet = kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay)
+    cluster = EmbeddedCluster(ClusterConfig(data_dir=data_dir, host=host, port=port, memory=memory, kubelet=kubelet,
+                                            controllers=names, health_port=health_port))
+    with stop_on_signals() as stop:
+        try:
+            try:
+                await cluster.start()
+            except OSError as exc:
+                reason = os.strerror(exc.errno) if exc.errno else str(exc)
+                raise click.ClickException(f"cannot serve on {host}:{port}: {reason.lower()}") from None
+            _print_how_to_connect(cluster, nodes, names, health_port)
+            await _announce_ready_then_wait(cluster, stop)
+        finally:
+            await cluster.stop()
+    click.echo("kubeloop stopped", err=True)
+
+
+def _print_how_to_connect(cluster: EmbeddedCluster, nodes: int, names: tuple[str, ...],
+                          health_port: int | None) -> None:
+    click.echo(f"kubeloop API server listening on {cluster.url}")
+    click.echo(f"  {nodes} nodes; controllers: {', '.join(names) or '(none)'}")
+    click.echo("Point kubectl at it:")
+    click.echo(f"  export KUBECONFIG={shlex.quote(str(cluster.kubeconfig_path.resolve()))}")
+    click.echo("  kubectl get nodes")
+    if health_port is not None:
+        click.echo(f"Readiness (every controller's caches synced): "
+                   f"http://127.0.0.1:{cluster.manager.health.port}/readyz")
+
+
+async def _announce_ready_then_wait(cluster: EmbeddedCluster, stop: asyncio.Event) -> None:
+    """Say "ready" once the caches have synced, then wait for ``stop``; a stop may come first."""
+    waiting = asyncio.ensure_future(cluster.wait_ready(timeout=READY_TIMEOUT))
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        done, _ = await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if waiting in done:
+            try:
+                waiting.result()
+            except TimeoutError as exc:
+                raise click.ClickException(str(exc)) from None
+            click.echo("kubeloop is ready (caches synced, nodes registered)")
+            await stopping
+        click.echo("kubeloop stopping", err=True)
+    finally:
+        for task in (waiting, stopping):
+            task.cancel()
+
+
+@click.command()
+@click.option("--data-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the database, credentials and the kubeconfig.")
+@click.option("--port", default=6443, show_default=True, type=click.IntRange(0, 65535),
+              help="TCP port of the API server (0 picks a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address the API server binds.")
+@click.option("--memory", is_flag=True, help="Keep objects in memory only (nothing survives a restart).")
+@kubelet_options
+@click.option("--controllers", "controllers_text", default=None, metavar="LIST",
+              help="Comma-separated controller names; all of them when omitted.")
+@click.option("--health-port", type=click.IntRange(0, 65535), default=None,
+              help="Serve the controllers' /healthz, /readyz (caches synced) and /metrics on this port.")
+def up(data_dir: Path, port: int, host: str, memory: bool, nodes: int, pod_start_delay: float,
+       pod_ready_delay: float, pod_termination_delay: float, controllers_text: str | None,
+       health_port: int | None) -> None:
+    """Run the API server, the simulated kubelet and the controllers in one process."""
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    names = controller_names(controllers_text)
+    asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
+                    names, health_port))

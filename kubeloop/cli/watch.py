@@ -1,0 +1,123 @@
+"""``kubeloop watch [KIND/NAME]``: a rollout, live in the terminal, until it completes or fails.
+
+Like ``kubectl rollout status`` it exits 0 once the rollout completes and 1 once its progress
+deadline passes (or ``--timeout`` runs out, or the workload does not exist), but it draws the
+state as it goes: progress bars and one tile per pod, coloured by revision (see
+:mod:`kubeloop.dashboard.terminal`). Without an argument it follows every Deployment and
+CloneSet of the namespace and exits when all of them are done. It only reads the cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubeloop.dashboard.feed import DashboardFeed
+
+import click
+
+
+async def _watch(kubeconfig: Path | None, namespace: str | None, target: tuple[str, str] | None,
+                 timeout: float | None) -> int:
+    from rich.console import Console
+    from rich.live import Live
+
+    from kubeloop.client import ApiClient, load_config, load_kubeconfig
+    from kubeloop.dashboard.feed import DashboardFeed, watch_cluster
+    from kubeloop.dashboard.model import ClusterModel
+    from kubeloop.dashboard.terminal import pods_match_status, render_views, rollout_exit_code
+
+    config = load_kubeconfig(str(kubeconfig)) if kubeconfig is not None else load_config()
+    ns = namespace or config.namespace or "default"
+    console = Console()
+    async with ApiClient(config) as client:
+        feed = DashboardFeed(ClusterModel(namespace=ns), interval=0.05)
+        stop_watching = await watch_cluster(client, feed, namespace=ns)
+        try:
+            feed.rebuild()
+
+            def chosen() -> list[dict[str, Any]]:
+                views = feed.views()
+                if target is None:
+                    return views
+                return [v for v in views if (v["kind"], v["name"]) == target]
+
+            if target is not None and not chosen():
+                console.print(f'Error: {target[0].lower()} "{target[1]}" not found in namespace "{ns}"',
+                              style="red")
+                return 1
+            header = f"kubeloop watch: namespace {ns}"
+            code: int | None = None
+            with Live(render_views(chosen(), header), console=console, auto_refresh=False) as live:
+                try:
+                    async with asyncio.timeout(timeout):
+                        feed.start()
+                        async for _ in feed.subscribe():
+                            views = chosen()
+                            live.update(render_views(views, header), refresh=True)
+                            code = rollout_exit_code(views)
+                            if code is not None:
+                                break
+                except TimeoutError:
+                    code = None
+                if code is not None:
+                    await _settle(feed, lambda: all(pods_match_status(v) for v in chosen()))
+                    live.update(render_views(chosen(), header), refresh=True)
+            views = chosen()
+            for view in views:
+                console.print(view["rollout"]["message"])
+            if code is None:
+                console.print(f"error: timed out after {timeout}s waiting for the rollout to finish", style="red")
+                return 1
+            return code
+        finally:
+            await feed.stop()
+            await stop_watching()
+
+
+SETTLE_SECONDS = 2.0
+"""How long the final frame may wait for the pods' watch to catch up with the workload's status."""
+
+
+async def _settle(feed: DashboardFeed, agree: Callable[[], bool]) -> None:
+    """Follow the feed until ``agree()`` or :data:`SETTLE_SECONDS` pass, whichever comes first."""
+    if agree():
+        return
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(SETTLE_SECONDS):
+            async for _ in feed.subscribe():
+                if agree():
+                    return
+
+
+@click.command()
+@click.argument("target", required=False, metavar="[KIND/NAME]")
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Kubeconfig of the cluster (default: KUBECONFIG, ~/.kube/config or in-cluster).")
+@click.option("-n", "--namespace", default=None, help="Namespace (default: the kubeconfig context's).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Give up (exit 1) after this many seconds.")
+def watch(target: str | None, kubeconfig: Path | None, namespace: str | None, timeout: float | None) -> None:
+    """Draw a rollout live until it completes (exit 0) or exceeds its progress deadline (exit 1).
+
+    KIND/NAME is deployment/NAME (deploy/NAME) or cloneset/NAME; without it, every Deployment and
+    CloneSet of the namespace is followed.
+    """
+    from kubeloop.client import ApiException, ConfigError, TransportError
+    from kubeloop.dashboard.terminal import parse_target
+
+    try:
+        chosen = parse_target(target) if target is not None else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="KIND/NAME") from None
+    try:
+        code = asyncio.run(_watch(kubeconfig, namespace, chosen, timeout))
+    except (ApiException, ConfigError, TransportError) as exc:
+        click.echo(f"Error: {exc}", err=True)
+        code = 1
+    sys.exit(code)

@@ -1,0 +1,89 @@
+"""Which node a pending pod goes to: the scheduler part of the simulated kubelet.
+
+A pod is ours to place when it has no ``spec.nodeName``, names our scheduler
+(``default-scheduler``; the API server defaults an empty name to it), is not being deleted
+and has no scheduling gates. Pods naming another scheduler stay Pending, as on a cluster
+where that scheduler does not run.
+
+The node is the least loaded (fewest placed pods, then name) of those that are Ready, not
+cordoned (``spec.unschedulable``), match the pod's ``nodeSelector`` and have room under their
+``pods`` capacity. Pure functions; the caller supplies the load, including pods it has bound
+but not yet seen in its cache (as the scheduler's "assumed" pods).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubeloop.api.meta import is_being_deleted
+
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+def wants_scheduling(pod: Mapping[str, Any], scheduler_name: str = DEFAULT_SCHEDULER) -> bool:
+    """Whether ``pod`` waits for the scheduler named ``scheduler_name``."""
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping) or spec.get("nodeName") or is_being_deleted(pod):
+        return False
+    if spec.get("schedulingGates"):
+        return False
+    status = pod.get("status")
+    if isinstance(status, Mapping) and status.get("phase") in ("Succeeded", "Failed"):
+        return False
+    return (spec.get("schedulerName") or DEFAULT_SCHEDULER) == scheduler_name
+
+
+def _node_ready(node: Mapping[str, Any]) -> bool:
+    status = node.get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    return any(isinstance(c, Mapping) and c.get("type") == "Ready" and c.get("status") == "True"
+               for c in conditions or ())
+
+
+def _pod_capacity(node: Mapping[str, Any]) -> int | None:
+    status = node.get("status")
+    allocatable = status.get("allocatable") if isinstance(status, Mapping) else None
+    value = allocatable.get("pods") if isinstance(allocatable, Mapping) else None
+    try:
+        return int(str(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def node_fits(pod: Mapping[str, Any], node: Mapping[str, Any], load: int) -> str | None:
+    """``None`` if ``pod`` may go to ``node`` carrying ``load`` pods, else why not (a short phrase)."""
+    spec = node.get("spec")
+    if isinstance(spec, Mapping) and spec.get("unschedulable"):
+        return "node is cordoned"
+    if not _node_ready(node):
+        return "node is not ready"
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    pod_spec = pod.get("spec")
+    selector = pod_spec.get("nodeSelector") if isinstance(pod_spec, Mapping) else None
+    if isinstance(selector, Mapping) and any(labels.get(k) != v for k, v in selector.items()):
+        return "node does not match the pod's nodeSelector"
+    capacity = _pod_capacity(node)
+    if capacity is not None and load >= capacity:
+        return "node is full"
+    return None
+
+
+def pick_node(pod: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]], load: Mapping[str, int]
+              ) -> tuple[str | None, str]:
+    """The node for ``pod`` (least loaded, then by name) or ``None`` with a message saying why."""
+    best: tuple[int, str] | None = None
+    reasons: dict[str, int] = {}
+    for node in nodes:
+        name = str((node.get("metadata") or {}).get("name") or "")
+        count = load.get(name, 0)
+        why = node_fits(pod, node, count)
+        if why is not None:
+            reasons[why] = reasons.get(why, 0) + 1
+            continue
+        if best is None or (count, name) < best:
+            best = (count, name)
+    if best is not None:
+        return best[1], ""
+    detail = ", ".join(f"{count} {why}" for why, count in sorted(reasons.items()))
+    return None, f"no node can take the pod (0 of {len(nodes)})" + (f": {detail}." if detail else ".")

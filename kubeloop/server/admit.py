@@ -1,0 +1,56 @@
+"""Defaulting and validation of every write, before it reaches the store.
+
+Custom resources are first pruned, defaulted and checked against their CRD's schema
+(:mod:`kubeloop.server.crd`); then every kind goes through the admission package (per-kind
+defaults and validation of the built-ins and of CloneSets). Failures become one 422 Invalid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubeloop.api.status import FieldError, invalid_error
+from kubeloop.server import admission
+from kubeloop.server.registry import ResourceInfo
+
+Obj = dict[str, Any]
+
+
+def _raise_if(info: ResourceInfo, obj: Obj, errors: list[FieldError]) -> None:
+    if errors:
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        raise invalid_error(info.kind, info.group, name, errors)
+
+
+def _custom_errors(info: ResourceInfo, obj: Obj, old: Obj | None) -> list[FieldError]:
+    if info.custom is None:
+        return []
+    info.custom.prepare(obj)
+    errors: list[FieldError] = info.custom.validate(obj, old)
+    return errors
+
+
+def admit_create(info: ResourceInfo, obj: Obj) -> None:
+    """Default ``obj`` in place and validate it as a new object; 422 on failure."""
+    errors = _custom_errors(info, obj, None)
+    admission.default_object(info.group, info.version, info.kind, obj)
+    errors += admission.validate_create(info.group, info.version, info.kind, obj, namespaced=info.namespaced)
+    _raise_if(info, obj, errors)
+
+
+def admit_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]) -> None:
+    """Default ``new`` in place and validate it as a replacement of ``old``; 422 on failure."""
+    errors = _custom_errors(info, new, old)
+    admission.default_object(info.group, info.version, info.kind, new)
+    errors = extra + errors + admission.validate_update(
+        info.group, info.version, info.kind, new, old, namespaced=info.namespaced)
+    _raise_if(info, new, errors)
+
+
+def admit_status_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]) -> None:
+    """Validate a ``/status`` write (no defaulting of the desired state)."""
+    errors = _custom_errors(info, new, old)
+    admission.default_object(info.group, info.version, info.kind, new)
+    errors = extra + errors + admission.validate_status_update(
+        info.group, info.version, info.kind, new, old, namespaced=info.namespaced)
+    _raise_if(info, new, errors)

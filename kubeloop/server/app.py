@@ -1,0 +1,222 @@
+"""The HTTPS application: authentication, error mapping, bootstrap and lifecycle.
+
+:class:`KubeServer` opens the store, serves the built-in kinds and every stored CRD (plus the
+CloneSet CRD when its manifest is available), creates the default namespaces, and answers over
+HTTPS with a bearer token. Every error leaves as a ``Status``; an unexpected exception is
+logged and answered as a 500 ``InternalError`` Status, never as a stack trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import importlib
+import logging
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+
+from kubeloop.api.status import ApiError, internal_error, unauthorized_error
+from kubeloop.server import crd
+from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
+from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
+from kubeloop.server.discovery import VERSION_INFO
+from kubeloop.server.dispatch import dispatch
+from kubeloop.server.objects import create_object
+from kubeloop.server.openapi import OpenAPIService
+from kubeloop.server.openapi import http as openapi_http
+from kubeloop.server.registry import Registry
+from kubeloop.server.requests import MAX_BODY_BYTES
+from kubeloop.server.state import ServerState, copy_object
+from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE, Storage
+
+log = logging.getLogger(__name__)
+
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+_STATE_KEY = web.AppKey("state", ServerState)
+_TOKEN_KEY = web.AppKey("token", str)
+_OPENAPI_KEY = web.AppKey("openapi", OpenAPIService)
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How to run the server."""
+
+    data_dir: Path
+    """Holds the database (unless ``memory``), credentials and the kubeconfig."""
+    host: str = "127.0.0.1"
+    """Address to bind; loopback by default."""
+    port: int = 6443
+    """TCP port; 0 picks a free one."""
+    memory: bool = False
+    """Keep objects in memory only (a throwaway cluster)."""
+    watch_cache_size: int = DEFAULT_WATCH_CACHE_SIZE
+    """Changes kept per resource type for watches; older resourceVersions get 410."""
+
+
+def error_response(error: ApiError) -> web.Response:
+    return web.Response(body=orjson.dumps(error.status()), status=error.code, content_type="application/json",
+                        headers=error.headers or None)
+
+
+@web.middleware
+async def _api_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        if request.path not in PUBLIC_PATHS:
+            header = request.headers.get("Authorization", "")
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(),
+                                                                     request.app[_TOKEN_KEY].encode()):
+                raise unauthorized_error()
+        response: web.StreamResponse = await handler(request)
+        return response
+    except ApiError as error:
+        return error_response(error)
+    except web.HTTPException:
+        raise
+    except Exception as error:
+        log.exception("unexpected error serving %s %s", request.method, request.path_qs)
+        return error_response(internal_error(type(error).__name__))
+
+
+async def _handle(request: web.Request) -> web.StreamResponse:
+    path = request.path
+    if path in ("/healthz", "/livez", "/readyz"):
+        return web.Response(text="ok", content_type="text/plain")
+    if path == "/version":
+        return web.Response(body=orjson.dumps(VERSION_INFO), content_type="application/json")
+    if openapi_http.is_openapi_path(path):
+        if request.method != "GET":
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        service = request.app[_OPENAPI_KEY]
+        openapi_http.refresh(service, request.app[_STATE_KEY])
+        return openapi_http.openapi_response(service, path, request.headers.get("Accept"),
+                                             request.headers.get("If-None-Match"), request.query.get("hash"))
+    return await dispatch(request.app[_STATE_KEY], request)
+
+
+def build_registry() -> Registry:
+    registry = Registry()
+    registry.add_all(BUILTIN_RESOURCES)
+    return registry
+
+
+def _cloneset_crd() -> dict[str, Any] | None:
+    """The CloneSet CRD manifest, when the module shipping it is installed."""
+    try:
+        module = importlib.import_module("kubeloop.server.crds.cloneset")
+    except ModuleNotFoundError:
+        return None
+    manifest = getattr(module, "CLONESET_CRD", None)
+    return manifest if isinstance(manifest, dict) else None
+
+
+def bootstrap(state: ServerState) -> None:
+    """Default namespaces and built-in CRDs exist from the start (created only when missing)."""
+    namespaces = state.namespace_info()
+    for name in DEFAULT_NAMESPACES:
+        if state.storage.get(namespaces.resource_type, "", name) is None:
+            create_object(state, namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+                          dry_run=False)
+    manifest = _cloneset_crd()
+    crd_info = state.registry.lookup(crd.GROUP, "v1", "customresourcedefinitions")
+    if manifest is not None and crd_info is not None:
+        name = str(manifest.get("metadata", {}).get("name", ""))
+        if state.storage.get(crd_info.resource_type, "", name) is None:
+            create_object(state, crd_info, copy_object(manifest), dry_run=False)
+
+
+def build_app(state: ServerState, token: str) -> web.Application:
+    app = web.Application(middlewares=[_api_middleware], client_max_size=MAX_BODY_BYTES)
+    app[_STATE_KEY] = state
+    app[_TOKEN_KEY] = token
+    app[_OPENAPI_KEY] = OpenAPIService()
+    app.router.add_route("*", "/{tail:.*}", _handle)
+
+    async def close_watches(_: web.Application) -> None:
+        for watcher in list(state.watchers):
+            watcher.close()
+
+    app.on_shutdown.append(close_watches)
+    return app
+
+
+class KubeServer:
+    """One running API server; ``start`` and ``stop`` from the same event loop."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.state: ServerState | None = None
+        self.credentials: Credentials | None = None
+        self._runner: web.AppRunner | None = None
+        self._listener: asyncio.Server | None = None
+        self._protocols: set[RequestHandler] = set()
+        self.port = config.port
+
+    def _track(self, protocol: RequestHandler) -> None:
+        """Remember a connection so that ``stop`` can abort it (handlers are not weak-referenceable)."""
+        if len(self._protocols) >= 256:
+            self._protocols = {p for p in self._protocols if p.transport is not None}
+        self._protocols.add(protocol)
+
+    @property
+    def url(self) -> str:
+        return server_url(self.config.host, self.port)
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        return self.config.data_dir / KUBECONFIG_FILE
+
+    async def start(self) -> None:
+        config = self.config
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        storage = Storage.open(config.data_dir, memory=config.memory, watch_cache_size=config.watch_cache_size)
+        try:
+            state = ServerState(storage, build_registry())
+            crd.install(state)
+            bootstrap(state)
+            credentials = ensure_credentials(config.data_dir, config.host)
+            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            tls.load_cert_chain(credentials.server_cert, credentials.server_key)
+            runner = web.AppRunner(build_app(state, credentials.token), access_log=None, shutdown_timeout=2.0)
+            await runner.setup()
+            handler_factory = runner.server
+            assert handler_factory is not None
+
+            def protocol_factory() -> asyncio.BaseProtocol:
+                protocol = handler_factory()
+                self._track(protocol)
+                return protocol
+
+            listener = await asyncio.get_running_loop().create_server(
+                protocol_factory, config.host, config.port, ssl=tls, reuse_address=True, ssl_shutdown_timeout=2.0)
+        except BaseException:
+            storage.close()
+            raise
+        self.state, self.credentials, self._runner, self._listener = state, credentials, runner, listener
+        if listener.sockets:
+            self.port = int(listener.sockets[0].getsockname()[1])
+        write_kubeconfig(self.kubeconfig_path, self.url, credentials)
+
+    async def stop(self) -> None:
+        """Stop serving (ending open watches) and close the store; idempotent."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+        # Closing a TLS connection waits for the peer's close_notify; remember every transport
+        # now (the handlers forget theirs on close) so that what is still open can be aborted.
+        transports = [p.transport for p in self._protocols if p.transport is not None]
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+        for transport in transports:
+            transport.abort()
+        self._protocols.clear()
+        if self.state is not None:
+            self.state.storage.close()
+            self.state = None

@@ -1,0 +1,108 @@
+"""From an HTTP request to the handler of its verb.
+
+Resolves the path (discovery document or resource target), checks the verb is served for the
+resource, and calls the handler. Upstream's verb names: GET is get, list or watch; POST create;
+PUT update; PATCH patch; DELETE delete or deletecollection.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from kubeloop.api.status import ApiError, method_not_allowed_error, not_acceptable_error
+from kubeloop.server import discovery
+from kubeloop.server.handlers.common import json_response
+from kubeloop.server.handlers.delete import handle_delete, handle_delete_collection
+from kubeloop.server.handlers.patch import handle_patch
+from kubeloop.server.handlers.read import get_object, handle_get, handle_list
+from kubeloop.server.handlers.scale import scale_of
+from kubeloop.server.handlers.write import handle_create, handle_update
+from kubeloop.server.registry import ResourceInfo
+from kubeloop.server.requests import parse_bool
+from kubeloop.server.routing import DiscoveryTarget, Target, not_found_path, resolve
+from kubeloop.server.state import ServerState
+from kubeloop.server.watch import handle_watch
+
+_JSON_RANGES = frozenset({"application/json", "application/*", "*/*", "application/yaml", "application/json-patch+json",
+                          "application/merge-patch+json", "application/strategic-merge-patch+json"})
+_SERVED_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+
+
+def _accepts_json(accept: str | None) -> bool:
+    if not accept:
+        return True
+    return any(part.split(";", 1)[0].strip().lower() in _JSON_RANGES for part in accept.split(","))
+
+
+def _method_not_allowed() -> ApiError:
+    return ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+
+def _require_verb(info: ResourceInfo, verb: str) -> None:
+    if verb not in info.verbs:
+        raise method_not_allowed_error(info.resource, info.group, verb)
+
+
+async def dispatch(state: ServerState, request: web.Request) -> web.StreamResponse:
+    """Answer one API request (authentication already checked)."""
+    if not _accepts_json(request.headers.get("Accept")):
+        raise not_acceptable_error(_SERVED_TYPES)
+    target = resolve(state.registry, request.path)
+    if isinstance(target, DiscoveryTarget):
+        if request.method != "GET":
+            raise _method_not_allowed()
+        return json_response(_discovery_document(state, request, target))
+    return await _resource(state, request, target)
+
+
+def _discovery_document(state: ServerState, request: web.Request, target: DiscoveryTarget) -> object:
+    registry = state.registry
+    if target.group is None:
+        if target.legacy:
+            return discovery.api_versions(request.host)
+        return discovery.api_group_list(registry)
+    if target.version is None:
+        return discovery.api_group(registry, target.group)
+    return discovery.api_resource_list(registry, target.group, target.version)
+
+
+async def _resource(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    info = target.info
+    method = request.method
+    collection = target.is_collection
+    if method == "GET":
+        if collection:
+            watch = request.query.get("watch")
+            if watch and parse_bool("watch", watch):
+                _require_verb(info, "watch")
+                return await handle_watch(state, request, target)
+            _require_verb(info, "list")
+            return await handle_list(state, request, target)
+        _require_verb(info, "get")
+        if target.subresource == "scale":
+            return json_response(scale_of(info, get_object(state, target)))
+        return await handle_get(state, request, target)
+    if method == "POST":
+        if not collection or (info.namespaced and target.namespace is None):
+            raise _method_not_allowed()
+        _require_verb(info, "create")
+        return await handle_create(state, request, target)
+    if collection and method == "DELETE":
+        if info.namespaced and target.namespace is None:
+            raise _method_not_allowed()
+        _require_verb(info, "deletecollection")
+        return await handle_delete_collection(state, request, target)
+    if collection:
+        raise _method_not_allowed()
+    if method == "PUT":
+        _require_verb(info, "update")
+        return await handle_update(state, request, target)
+    if method == "PATCH":
+        _require_verb(info, "patch")
+        return await handle_patch(state, request, target)
+    if method == "DELETE" and target.subresource is None:
+        _require_verb(info, "delete")
+        return await handle_delete(state, request, target)
+    if method in ("HEAD", "OPTIONS", "DELETE", "CONNECT", "TRACE"):
+        raise _method_not_allowed()
+    raise not_found_path()

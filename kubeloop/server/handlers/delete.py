@@ -1,0 +1,50 @@
+"""DELETE of one object and of a collection (deletecollection)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from kubeloop.server.handlers.common import json_response, read_body
+from kubeloop.server.handlers.read import get_object, present, selector_predicate
+from kubeloop.server.objects import delete_object
+from kubeloop.server.requests import DeleteOptions, decode_json, delete_options
+from kubeloop.server.routing import Target
+from kubeloop.server.state import ServerState
+
+Obj = dict[str, Any]
+
+
+async def _options(request: web.Request) -> DeleteOptions:
+    raw = await read_body(request)
+    body = decode_json(raw) if raw.strip() else None
+    return delete_options(body, request.query, request.query.getall("dryRun", []))
+
+
+def _success(target: Target, deleted: Obj) -> Obj:
+    info = target.info
+    details = {"name": deleted["metadata"]["name"], "group": info.group, "kind": info.resource,
+               "uid": deleted["metadata"].get("uid", "")}
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+async def handle_delete(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    options = await _options(request)
+    current = get_object(state, target)
+    result, gone = delete_object(state, target.info, current, options)
+    if gone and not target.info.return_deleted_object:
+        return json_response(_success(target, result))
+    return json_response(present(target.info, result))
+
+
+async def handle_delete_collection(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    """Delete every object of the collection the selectors match; answers the list of them."""
+    info = target.info
+    options = await _options(request)
+    predicate = selector_predicate(info, request.query)
+    items, _, _ = state.storage.list(info.resource_type, target.namespace, predicate=predicate)
+    results = [present(info, delete_object(state, info, item, options)[0]) for item in items]
+    body = {"kind": info.list_kind, "apiVersion": info.api_version,
+            "metadata": {"resourceVersion": str(state.storage.revision)}, "items": results}
+    return json_response(body)

@@ -1,0 +1,120 @@
+"""PATCH of an object, its ``/status`` or its ``/scale``, in the four patch formats.
+
+The Content-Type picks the format; the patch is applied to a copy of the current object in the
+same event-loop step as the write, so it never conflicts unless it sets a resourceVersion.
+The result then takes the ordinary update path. ``application/apply-patch+yaml`` is served as
+"create when missing, else merge", a subset of server-side apply without field ownership.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from kubeloop.api.status import ApiError, bad_request_error, not_found_error, unsupported_media_type_error
+from kubeloop.server.handlers.common import check_type, is_dry_run, json_response, metadata_of, read_body
+from kubeloop.server.handlers.read import present
+from kubeloop.server.handlers.scale import apply_scale, scale_of
+from kubeloop.server.handlers.write import check_identity
+from kubeloop.server.objects import create_object, update_object
+from kubeloop.server.patch import (
+    PatchError,
+    apply_json_patch,
+    apply_merge_patch,
+    apply_strategic_merge_patch,
+    patch_schema_for,
+)
+from kubeloop.server.registry import ResourceInfo
+from kubeloop.server.requests import (
+    APPLY_PATCH,
+    JSON_PATCH,
+    MERGE_PATCH,
+    PATCH_TYPES,
+    STRATEGIC_MERGE_PATCH,
+    decode_json,
+    decode_yaml,
+    media_type,
+)
+from kubeloop.server.routing import Target
+from kubeloop.server.state import ServerState, copy_object
+
+Obj = dict[str, Any]
+
+MAX_JSON_PATCH_OPERATIONS = 10000
+def decode_patch(patch_type: str, raw: bytes) -> Any:
+    """Decode the body for ``patch_type``; the shape must suit the format (400 otherwise)."""
+    doc = decode_yaml(raw) if patch_type == APPLY_PATCH else decode_json(raw)
+    if patch_type == JSON_PATCH:
+        if not isinstance(doc, list):
+            raise bad_request_error("error decoding patch: a JSON patch must be a list of operations")
+        if len(doc) > MAX_JSON_PATCH_OPERATIONS:
+            raise ApiError(413, "RequestEntityTooLarge", f"The allowed maximum operations in a JSON patch is "
+                                                         f"{MAX_JSON_PATCH_OPERATIONS}, got {len(doc)}")
+    elif not isinstance(doc, dict):
+        raise bad_request_error("error decoding patch: the patch must be a JSON object")
+    return doc
+
+
+def apply_patch(info: ResourceInfo, patch_type: str, document: Obj, patch: Any) -> Any:
+    """``document`` (a private copy) with ``patch`` applied."""
+    try:
+        if patch_type == JSON_PATCH:
+            return apply_json_patch(document, patch)
+        if patch_type == STRATEGIC_MERGE_PATCH:
+            schema = None if info.custom is not None else patch_schema_for(info.group, info.kind)
+            if schema is None:
+                raise unsupported_media_type_error(patch_type, (JSON_PATCH, MERGE_PATCH, APPLY_PATCH))
+            return apply_strategic_merge_patch(document, patch, schema)
+        return apply_merge_patch(document, patch)
+    except PatchError as error:
+        raise error.api_error() from None
+
+
+async def handle_patch(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    info = target.info
+    raw = await read_body(request)
+    patch_type = media_type(request.headers.get("Content-Type"))
+    if patch_type not in PATCH_TYPES:
+        raise unsupported_media_type_error(patch_type, PATCH_TYPES)
+    dry_run = is_dry_run(request)
+    patch = decode_patch(patch_type, raw)
+    name = str(target.name)
+    current = state.storage.get(info.resource_type, target.namespace or "", name)
+    if current is None:
+        if patch_type == APPLY_PATCH and target.subresource is None:
+            return _apply_create(state, target, patch, dry_run)
+        raise not_found_error(info.resource, info.group, name)
+    if target.subresource == "scale":
+        # A Scale has no lists, so a strategic merge patch of it is a plain merge patch.
+        scale_patch_type = JSON_PATCH if patch_type == JSON_PATCH else MERGE_PATCH
+        scale = apply_patch(info, scale_patch_type, scale_of(info, current), patch)
+        return json_response(apply_scale(state, info, current, scale, name, dry_run))
+    patched = apply_patch(info, patch_type, copy_object(current), patch)
+    if not isinstance(patched, dict):
+        raise bad_request_error("the patched object must be a JSON object")
+    check_type(info, patched, api_version=current.get("apiVersion") if info.custom is not None else None)
+    check_identity(info, target, patched, current)
+    stored = update_object(state, info, patched, current, status=target.subresource == "status", dry_run=dry_run)
+    return json_response(present(info, stored))
+
+
+def _apply_create(state: ServerState, target: Target, obj: Obj, dry_run: bool) -> web.StreamResponse:
+    info = target.info
+    check_type(info, obj)
+    meta = metadata_of(obj)
+    if meta.get("name") not in (None, "", target.name):
+        raise bad_request_error(f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+                                f"({target.name})")
+    meta["name"] = target.name
+    meta.pop("resourceVersion", None)
+    if info.namespaced:
+        body_ns = meta.get("namespace") or ""
+        if body_ns and body_ns != target.namespace:
+            raise bad_request_error("the namespace of the provided object does not match the namespace sent on "
+                                    "the request")
+        meta["namespace"] = target.namespace
+    else:
+        meta.pop("namespace", None)
+    stored = create_object(state, info, obj, dry_run)
+    return json_response(present(info, stored), 201)

@@ -1,0 +1,70 @@
+"""POST (create) and PUT (update of the object or of its ``/status``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from kubeloop.api.status import bad_request_error, conflict_error
+from kubeloop.server.handlers.common import (
+    apply_namespace,
+    check_name,
+    check_type,
+    expected_revision,
+    is_dry_run,
+    json_response,
+    metadata_of,
+    read_body,
+)
+from kubeloop.server.handlers.read import get_object, present
+from kubeloop.server.handlers.scale import apply_scale
+from kubeloop.server.objects import create_object, update_object
+from kubeloop.server.registry import ResourceInfo
+from kubeloop.server.requests import decode_document, require_object
+from kubeloop.server.routing import Target
+from kubeloop.server.state import ServerState
+
+Obj = dict[str, Any]
+
+
+async def handle_create(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    info = target.info
+    raw = await read_body(request)
+    dry_run = is_dry_run(request)
+    obj = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    check_type(info, obj)
+    meta = metadata_of(obj)
+    if meta.get("resourceVersion"):
+        raise bad_request_error("resourceVersion should not be set on objects to be created")
+    apply_namespace(target, meta)
+    stored = create_object(state, info, obj, dry_run)
+    return json_response(present(info, stored), 201)
+
+
+def check_identity(info: ResourceInfo, target: Target, obj: Obj, current: Obj) -> None:
+    """Name, namespace, resourceVersion and uid of a replacement must fit the URL and the object."""
+    meta = metadata_of(obj)
+    apply_namespace(target, meta)
+    check_name(target, meta)
+    name = str(target.name)
+    expected_revision(info, name, meta.get("resourceVersion"), current["metadata"]["resourceVersion"])
+    uid = meta.get("uid")
+    if uid and uid != current["metadata"].get("uid"):
+        raise conflict_error(info.resource, info.group, name,
+                             f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
+                             f"{current['metadata'].get('uid')}")
+
+
+async def handle_update(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    info = target.info
+    raw = await read_body(request)
+    dry_run = is_dry_run(request)
+    obj = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    current = get_object(state, target)
+    if target.subresource == "scale":
+        return json_response(apply_scale(state, info, current, obj, str(target.name), dry_run))
+    check_type(info, obj)
+    check_identity(info, target, obj, current)
+    stored = update_object(state, info, obj, current, status=target.subresource == "status", dry_run=dry_run)
+    return json_response(present(info, stored))

@@ -1,0 +1,254 @@
+"""Create, update and delete of one object with upstream's generic-registry semantics.
+
+These functions run synchronously between reading a request body and answering it, so each
+read-check-write against the store is atomic. They take private copies they may change and
+never mutate what the store returned. HTTP concerns (bodies, query strings, responses) stay
+in :mod:`kubeloop.server.handlers`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from kubeloop.api.meta import format_time
+from kubeloop.api.status import (
+    ApiError,
+    already_exists_error,
+    conflict_error,
+    forbidden_error,
+    generate_name_conflict_error,
+    invalid_error,
+    not_found_error,
+    required,
+)
+from kubeloop.server import crd
+from kubeloop.server.admit import admit_create, admit_status_update, admit_update
+from kubeloop.server.registry import ResourceInfo
+from kubeloop.server.requests import DeleteOptions
+from kubeloop.server.state import ServerState, copy_object
+from kubeloop.server.storage import KeyExists, StorageError
+from kubeloop.server.strategy import (
+    bump_generation,
+    carry_system_metadata,
+    finalizer_errors,
+    generate_name,
+    is_finalized_deletion,
+    merge_status_write,
+    prepare_for_create,
+    reset_status_on_main,
+)
+
+Obj = dict[str, Any]
+
+ORPHAN_FINALIZER = "orphan"
+FOREGROUND_FINALIZER = "foregroundDeletion"
+_DEFAULT_POD_GRACE = 30
+
+
+def _is_crd(info: ResourceInfo) -> bool:
+    return info.group == crd.GROUP and info.resource == "customresourcedefinitions"
+
+
+def _is_namespace(info: ResourceInfo) -> bool:
+    return info.group == "" and info.resource == "namespaces"
+
+
+def _store_failure(info: ResourceInfo, name: str, error: StorageError) -> ApiError:
+    if isinstance(error, KeyExists):
+        return already_exists_error(info.resource, info.group, name)
+    return conflict_error(info.resource, info.group, name, str(error))
+
+
+def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: bool) -> Obj:
+    """Store ``obj`` (a private, type-checked body) as a new object; returns what was stored."""
+    meta = obj["metadata"]
+    namespace = meta.get("namespace") or ""
+    if info.namespaced:
+        _check_namespace_open(state, namespace)
+    generated = False
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = generate_name(meta["generateName"])
+        generated = True
+    name = meta.get("name") or ""
+    if not name:
+        raise invalid_error(info.kind, info.group, "", [required("metadata.name", "name or generateName is required")])
+    prepare_for_create(info, obj, state.now_text())
+    if _is_crd(info):
+        errors = crd.validate_definition(obj, state.registry)
+        if errors:
+            raise invalid_error(info.kind, info.group, name, errors)
+        obj["status"] = crd.initial_status(obj, state.now_text())
+    admit_create(info, obj)
+    if dry_run:
+        return obj
+    try:
+        stored = state.storage.create(info.resource_type, obj)
+    except KeyExists:
+        if generated:
+            raise generate_name_conflict_error(info.resource, info.group, name) from None
+        raise already_exists_error(info.resource, info.group, name) from None
+    if _is_crd(info):
+        state.crd_changed(None, stored)
+    return stored
+
+
+def _check_namespace_open(state: ServerState, namespace: str) -> None:
+    found = state.storage.get(state.namespace_info().resource_type, "", namespace)
+    if found is None:
+        raise not_found_error("namespaces", "", namespace)
+    if found["metadata"].get("deletionTimestamp"):
+        raise forbidden_error("namespaces", "", namespace,
+                              f"unable to create new content in namespace {namespace} because it is being "
+                              "terminated")
+
+
+def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: Obj, *, status: bool,
+                  dry_run: bool) -> Obj:
+    """Replace ``old`` by ``requested`` (main endpoint, or ``/status`` when ``status``).
+
+    ``requested`` is a private copy whose name and namespace were checked. No-op updates store
+    nothing and return ``old``; an update that leaves a deleted object without finalizers
+    deletes it and returns its last state.
+    """
+    if status:
+        new = merge_status_write(info, copy_object(requested), copy_object(old))
+    else:
+        new = requested
+        reset_status_on_main(info, new, old)
+    carry_system_metadata(new, old)
+    extra = finalizer_errors(new, old)
+    if status:
+        admit_status_update(info, new, old, extra)
+    else:
+        if _is_crd(info):
+            extra += crd.validate_definition_update(new, old, state.registry)
+        admit_update(info, new, old, extra)
+        bump_generation(info, new, old)
+    if _is_crd(info) and not status:
+        new["status"] = crd.refreshed_status(new, state.now_text())
+    if new == old:
+        return old
+    if dry_run:
+        return new
+    name = new["metadata"]["name"]
+    try:
+        stored = state.storage.update(info.resource_type, new,
+                                      expected_rv=int(old["metadata"]["resourceVersion"]))
+    except StorageError as error:
+        raise _store_failure(info, name, error) from None
+    if is_finalized_deletion(stored):
+        return _remove(state, info, stored)
+    if _is_crd(info):
+        state.crd_changed(old, stored)
+    return stored
+
+
+def _remove(state: ServerState, info: ResourceInfo, current: Obj) -> Obj:
+    """Delete ``current`` from the store now, with the cascades namespaces and CRDs need."""
+    meta = current["metadata"]
+    name = meta["name"]
+    if _is_namespace(info):
+        _purge_namespace(state, name)
+    if _is_crd(info):
+        _purge_custom_resources(state, current)
+    try:
+        deleted = state.storage.delete(info.resource_type, meta.get("namespace") or "", name,
+                                       expected_rv=int(meta["resourceVersion"]))
+    except StorageError as error:
+        raise _store_failure(info, name, error) from None
+    if _is_crd(info):
+        state.crd_changed(current, None)
+    return deleted
+
+
+def _purge_namespace(state: ServerState, namespace: str) -> None:
+    # No namespace controller runs here: the namespace's content goes with it, at once.
+    for info in state.registry.namespaced_types():
+        items, _, _ = state.storage.list(info.resource_type, namespace)
+        for item in items:
+            state.storage.delete(info.resource_type, namespace, item["metadata"]["name"])
+
+
+def _purge_custom_resources(state: ServerState, definition: Obj) -> None:
+    rt = crd.resource_type_of(definition)
+    if rt is None:
+        return
+    items, _, _ = state.storage.list(rt, None)
+    for item in items:
+        state.storage.delete(rt, item["metadata"].get("namespace") or "", item["metadata"]["name"])
+
+
+def _pod_grace(current: Obj, options: DeleteOptions) -> int:
+    spec = current.get("spec")
+    if not isinstance(spec, dict):
+        spec = {}
+    grace = options.grace_period_seconds
+    if grace is None:
+        configured = spec.get("terminationGracePeriodSeconds")
+        grace = configured if isinstance(configured, int) else _DEFAULT_POD_GRACE
+    phase = (current.get("status") or {}).get("phase")
+    if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+        return 0
+    return 1 if grace < 0 else grace
+
+
+def _finalizers_after(current: list[str], options: DeleteOptions) -> list[str]:
+    policy = options.propagation_policy
+    if policy is None:
+        return current
+    kept = [f for f in current if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
+    if policy == "Orphan":
+        kept.append(ORPHAN_FINALIZER)
+    elif policy == "Foreground":
+        kept.append(FOREGROUND_FINALIZER)
+    return kept
+
+
+def delete_object(state: ServerState, info: ResourceInfo, current: Obj, options: DeleteOptions) -> tuple[Obj, bool]:
+    """Delete, or mark for deletion, ``current``; returns (object, whether it is gone now).
+
+    Finalizers (including the garbage collector's ``orphan`` / ``foregroundDeletion``, added
+    per ``propagationPolicy``) and pod grace periods turn the delete into setting
+    ``deletionTimestamp``; the object then goes when a later update empties its finalizers.
+    """
+    meta = current["metadata"]
+    name = meta["name"]
+    if options.precondition_uid is not None and options.precondition_uid != meta.get("uid"):
+        raise conflict_error(info.resource, info.group, name,
+                             f"Precondition failed: UID in precondition: {options.precondition_uid}, "
+                             f"UID in object meta: {meta.get('uid')}")
+    if (options.precondition_resource_version is not None
+            and options.precondition_resource_version != meta.get("resourceVersion")):
+        raise conflict_error(info.resource, info.group, name,
+                             f"Precondition failed: ResourceVersion in precondition: "
+                             f"{options.precondition_resource_version}, ResourceVersion in object meta: "
+                             f"{meta.get('resourceVersion')}")
+    finalizers = _finalizers_after(list(meta.get("finalizers") or []), options)
+    grace = _pod_grace(current, options) if info.graceful else 0
+    being_deleted = bool(meta.get("deletionTimestamp"))
+    if being_deleted and info.graceful:
+        grace = min(grace, int(meta.get("deletionGracePeriodSeconds") or 0))
+    if not finalizers and grace == 0:
+        if options.dry_run:
+            return current, True
+        return _remove(state, info, current), True
+    new = copy_object(current)
+    new_meta = new["metadata"]
+    if finalizers:
+        new_meta["finalizers"] = finalizers
+    else:
+        new_meta.pop("finalizers", None)
+    moment = state.clock()
+    if not being_deleted or (info.graceful and grace < int(meta.get("deletionGracePeriodSeconds") or 0)):
+        new_meta["deletionTimestamp"] = format_time(moment + timedelta(seconds=grace))
+        new_meta["deletionGracePeriodSeconds"] = grace
+    if not being_deleted and meta.get("generation"):
+        new_meta["generation"] = int(meta["generation"]) + 1
+    if new == current or options.dry_run:
+        return (current if new == current else new), False
+    try:
+        stored = state.storage.update(info.resource_type, new, expected_rv=int(meta["resourceVersion"]))
+    except StorageError as error:
+        raise _store_failure(info, name, error) from None
+    return stored, False

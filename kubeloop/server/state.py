@@ -1,0 +1,58 @@
+"""What every request handler works with: the store, the registry and the clock.
+
+One :class:`ServerState` exists per running server; handlers receive it explicitly instead of
+reaching for globals, so tests can build one around a memory store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from kubeloop.api.meta import format_time, now
+from kubeloop.server.registry import Registry, ResourceInfo
+from kubeloop.server.storage import Storage, Watcher
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class ServerState:
+    """The server's shared state; touched only from its event loop."""
+
+    storage: Storage
+    registry: Registry
+    clock: Callable[[], datetime] = now
+    """Source of the current time (timestamps, deadlines); injectable for tests."""
+    on_crd_change: list[Callable[[Obj | None, Obj | None], None]] = field(default_factory=list)
+    """Called with (old, new) after a CRD is stored or removed, to (re)serve its resources."""
+    watchers: set[Watcher] = field(default_factory=set)
+    """Open watch streams, closed at shutdown so that no request outlives the server."""
+
+    _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
+
+    def now_text(self) -> str:
+        """The current time as ``metav1.Time`` (formatted once per second: writes are frequent)."""
+        moment = self.clock()
+        second = int(moment.timestamp())
+        if self._time_cache[0] != second:
+            self._time_cache = (second, format_time(moment))
+        return self._time_cache[1]
+
+    def namespace_info(self) -> ResourceInfo:
+        info = self.registry.lookup("", "v1", "namespaces")
+        assert info is not None, "namespaces are always served"
+        return info
+
+    def crd_changed(self, old: Obj | None, new: Obj | None) -> None:
+        for callback in self.on_crd_change:
+            callback(old, new)
+
+
+def copy_object(obj: Any) -> Any:
+    """A private deep copy of a stored JSON value, safe to mutate."""
+    return orjson.loads(orjson.dumps(obj))

@@ -1,0 +1,187 @@
+"""Watch streams: newline-delimited JSON events over a chunked HTTP response.
+
+Start points follow kube-apiserver: no resourceVersion (or "0") sends the current state as
+synthetic ADDED events and then live changes; "N" streams every change after N, and a
+revision that left the watch window gets HTTP 200 with one in-stream ERROR event (410
+Expired), which is what the Python client and kopf look for. With selectors, a change that
+makes an object start matching is sent as ADDED and one that makes it stop matching as
+DELETED, as the watch cache does. Each event is encoded once, in the store's shared event
+``cache``, however many watchers receive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from kubeloop.api.status import expired_error
+from kubeloop.server.handlers.read import Predicate, present, selector_predicate, table_for
+from kubeloop.server.registry import ResourceInfo
+from kubeloop.server.requests import optional_bool, optional_int, parse_resource_version
+from kubeloop.server.routing import Target
+from kubeloop.server.state import ServerState
+from kubeloop.server.storage import ADDED, DELETED, MODIFIED, TooOldResourceVersion, Watcher, WatchEvent
+from kubeloop.server.tables import TableConverter
+
+Obj = dict[str, Any]
+
+BOOKMARK_INTERVAL = 60.0
+"""Seconds between bookmarks on an idle watch (kube-apiserver sends one about every minute)."""
+SLOW_WATCHER_BACKLOG = 10_000
+"""Events a watcher may fall behind by before its stream is ended (it re-watches, as from the
+watch cache's full buffer upstream), so that a stalled client cannot make the server hoard."""
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+MIN_REQUEST_TIMEOUT = 1800
+"""Default watch duration is random in [this, 2 x this] seconds, as ``--min-request-timeout``."""
+
+
+def event_line(event_type: str, obj: Obj) -> bytes:
+    return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+
+
+def _encoded(event: WatchEvent, event_type: str, obj: Obj, info: ResourceInfo) -> bytes:
+    """The event's line, memoised per (type, served version) on the shared event."""
+    key = f"{event_type}:{info.api_version}" if obj is event.object else f"{event_type}:prev:{info.api_version}"
+    line = event.cache.get(key)
+    if line is None:
+        line = event.cache[key] = event_line(event_type, present(info, obj))
+    return line
+
+
+def _with_revision(obj: Obj, rv: int) -> Obj:
+    shown = dict(obj)
+    shown["metadata"] = dict(obj["metadata"])
+    shown["metadata"]["resourceVersion"] = str(rv)
+    return shown
+
+
+def filtered_line(event: WatchEvent, predicate: Predicate | None, info: ResourceInfo) -> bytes | None:
+    """The line a watcher with ``predicate`` receives for ``event``, or None if it sees nothing."""
+    if predicate is None:
+        return _encoded(event, event.type, event.object, info)
+    now_matches = predicate(event.object)
+    if event.type == ADDED:
+        return _encoded(event, ADDED, event.object, info) if now_matches else None
+    if event.type == DELETED:
+        return _encoded(event, DELETED, event.object, info) if now_matches else None
+    before_matches = predicate(event.prev) if event.prev is not None else now_matches
+    if now_matches and before_matches:
+        return _encoded(event, MODIFIED, event.object, info)
+    if now_matches:
+        return _encoded(event, ADDED, event.object, info)
+    if before_matches and event.prev is not None:
+        key = f"{DELETED}:prev:{info.api_version}"
+        line = event.cache.get(key)
+        if line is None:
+            line = event.cache[key] = event_line(DELETED, present(info, _with_revision(event.prev, event.rv)))
+        return line
+    return None
+
+
+def _bookmark(info: ResourceInfo, rv: int, initial_events_end: bool = False) -> bytes:
+    meta: Obj = {"resourceVersion": str(rv)}
+    if initial_events_end:
+        meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+    return event_line("BOOKMARK", {"kind": info.kind, "apiVersion": info.api_version, "metadata": meta})
+
+
+async def handle_watch(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    info = target.info
+    query = request.query
+    predicate = selector_predicate(info, query)
+    converter = table_for(state, request, info)
+    bookmarks = optional_bool(query, "allowWatchBookmarks") or False
+    timeout = optional_int(query, "timeoutSeconds")
+    duration = float(timeout) if timeout is not None and timeout > 0 else random.uniform(
+        MIN_REQUEST_TIMEOUT, 2 * MIN_REQUEST_TIMEOUT)
+    rv_text = query.get("resourceVersion") or ""
+    # Watch-list (sendInitialEvents): the current state first, then a bookmark marking its end.
+    initial_events_end = bool(optional_bool(query, "sendInitialEvents"))
+    if initial_events_end:
+        rv_text = ""
+    initial: list[Obj] = []
+    storage = state.storage
+    start_rv = 0
+    error_line: bytes | None = None
+    watcher = None
+    if rv_text in ("", "0"):
+        # List and subscribe in the same event-loop step: nothing can happen in between.
+        initial, _, _ = storage.list(info.resource_type, target.namespace, predicate=predicate)
+        start_rv = storage.revision
+        watcher = storage.watch(info.resource_type, target.namespace, start_rv)
+    else:
+        from_rv = parse_resource_version("resourceVersion", rv_text)
+        try:
+            watcher = storage.watch(info.resource_type, target.namespace, from_rv)
+        except TooOldResourceVersion as error:
+            error_line = event_line("ERROR", expired_error(
+                f"too old resource version: {from_rv} ({error.oldest + 1})").status())
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
+                                                       "Cache-Control": "no-cache, private"})
+    response.enable_chunked_encoding()
+    stream = _Stream(state, response, converter)
+    if watcher is not None:
+        state.watchers.add(watcher)
+    try:
+        await response.prepare(request)
+        if watcher is None:
+            await stream.send(error_line or b"")
+        else:
+            for obj in initial:
+                await stream.send(event_line(ADDED, present(info, obj)))
+            if initial_events_end:
+                await stream.send(_bookmark(info, start_rv, initial_events_end=True))
+            await _follow(state, stream, watcher, predicate, info, duration, bookmarks)
+        await response.write_eof()
+    except ConnectionResetError:
+        # The client went away; nothing is left to answer.
+        pass
+    finally:
+        if watcher is not None:
+            watcher.close()
+            state.watchers.discard(watcher)
+    return response
+
+
+class _Stream:
+    """The response of one watch: event lines go out as they are, or as Tables for kubectl get -w."""
+
+    def __init__(self, state: ServerState, response: web.StreamResponse, converter: TableConverter | None) -> None:
+        self.state = state
+        self.response = response
+        self.converter = converter
+
+    async def send(self, line: bytes) -> None:
+        if self.converter is not None and line:
+            line = self.converter.watch_line(line, self.state.clock())
+        await self.response.write(line)
+
+
+async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predicate: Predicate | None,
+                  info: ResourceInfo, duration: float, bookmarks: bool) -> None:
+    """Send the watcher's events (filtered) until the deadline, with bookmarks when idle."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + duration
+    while True:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            if bookmarks:
+                await stream.send(_bookmark(info, state.storage.revision))
+            return
+        event = await watcher.next(timeout=min(remaining, BOOKMARK_INTERVAL))
+        if event is None:
+            if watcher.closed:
+                return
+            if bookmarks and loop.time() < deadline:
+                # The queue is empty, so every change up to the current revision was delivered.
+                await stream.send(_bookmark(info, state.storage.revision))
+            continue
+        if watcher.backlog > SLOW_WATCHER_BACKLOG:
+            return
+        line = filtered_line(event, predicate, info)
+        if line is not None:
+            await stream.send(line)

@@ -1,0 +1,143 @@
+"""``kubeloop up`` (and its pieces as separate processes), driven as a user would."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client, config
+from process_harness import KubeloopProcess, free_port, wait_until
+
+QUICK = ("--pod-start-delay", "0.05", "--pod-ready-delay", "0.05", "--pod-termination-delay", "0.05")
+
+
+def deployment(name: str, replicas: int) -> dict[str, Any]:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}}}}
+
+
+@pytest.fixture
+def processes() -> Iterator[list[KubeloopProcess]]:
+    started: list[KubeloopProcess] = []
+    yield started
+    for process in started:
+        process.close()
+
+
+def api_for(kubeconfig: Path) -> client.ApiClient:
+    api: client.ApiClient = config.new_client_from_config(config_file=str(kubeconfig))
+    return api
+
+
+def ready_replicas(apps: client.AppsV1Api, name: str) -> int:
+    status = apps.read_namespaced_deployment(name, "default").status
+    return int(status.ready_replicas or 0) if status is not None else 0
+
+
+def test_up_serves_stops_on_signals_and_resumes(tmp_path: Path, processes: list[KubeloopProcess]) -> None:
+    data_dir, port, health_port = tmp_path / "cluster", free_port(), free_port()
+    args = ("up", "--data-dir", str(data_dir), "--port", str(port), "--nodes", "2", *QUICK,
+            "--health-port", str(health_port))
+    first = KubeloopProcess(*args)
+    processes.append(first)
+    export = first.wait_for_line("export KUBECONFIG=")
+    assert export.strip() == f"export KUBECONFIG={data_dir / 'kubeconfig'}"
+    first.wait_for_line("kubeloop is ready")
+    with urllib.request.urlopen(f"http://127.0.0.1:{health_port}/readyz") as response:
+        assert response.status == 200
+
+    api = api_for(data_dir / "kubeconfig")
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    assert sorted(n.metadata.name for n in core.list_node().items) == ["kubeloop-node-1", "kubeloop-node-2"]
+    created = apps.create_namespaced_deployment("default", deployment("web", 2))
+    wait_until(lambda: ready_replicas(apps, "web") == 2, message="2 ready replicas")
+    pods_before = {p.metadata.uid for p in core.list_namespaced_pod("default").items}
+    api.close()
+
+    assert first.signal(signal.SIGTERM) == 0
+    first.wait_for_line("kubeloop stopped")
+
+    second = KubeloopProcess(*args)
+    processes.append(second)
+    second.wait_for_line("kubeloop is ready")
+    api = api_for(data_dir / "kubeconfig")
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    try:
+        assert apps.read_namespaced_deployment("web", "default").metadata.uid == created.metadata.uid
+        assert {p.metadata.uid for p in core.list_namespaced_pod("default").items} == pods_before
+        assert ready_replicas(apps, "web") == 2
+        apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 3}})
+        wait_until(lambda: ready_replicas(apps, "web") == 3, message="3 ready replicas after the restart")
+    finally:
+        api.close()
+    assert second.signal(signal.SIGINT) == 0
+
+
+def test_server_kubelet_and_controllers_run_as_separate_processes(tmp_path: Path,
+                                                                  processes: list[KubeloopProcess]) -> None:
+    data_dir, port = tmp_path / "cluster", free_port()
+    server = KubeloopProcess("server", "--data-dir", str(data_dir), "--port", str(port), "--memory")
+    processes.append(server)
+    server.wait_for_line("kubeconfig:")
+    kubeconfig = str(data_dir / "kubeconfig")
+    kubelet = KubeloopProcess("kubelet", "--kubeconfig", kubeconfig, "--nodes", "1", *QUICK)
+    controllers = KubeloopProcess("controllers", "--kubeconfig", kubeconfig, "--controllers",
+                                  "replicaset,deployment", "--leader-elect")
+    processes.extend([kubelet, controllers])
+    kubelet.wait_for_line("kubelet running 1 nodes")
+    controllers.wait_for_line("controllers running: replicaset, deployment")
+
+    api = api_for(data_dir / "kubeconfig")
+    try:
+        apps = client.AppsV1Api(api)
+        apps.create_namespaced_deployment("default", deployment("apart", 2))
+        wait_until(lambda: ready_replicas(apps, "apart") == 2, timeout=60, message="2 ready replicas")
+        nodes = {p.spec.node_name or (p.metadata.annotations or {}).get("sim.kubeloop.io/node")
+                 for p in client.CoreV1Api(api).list_namespaced_pod("default").items}
+        assert nodes == {"kubeloop-node-1"}
+    finally:
+        api.close()
+    assert controllers.signal() == 0
+    assert kubelet.signal() == 0
+    assert server.signal() == 0
+
+
+def test_an_unknown_controller_name_is_a_usage_error(tmp_path: Path, processes: list[KubeloopProcess]) -> None:
+    process = KubeloopProcess("up", "--data-dir", str(tmp_path), "--controllers", "replicaset,nope")
+    processes.append(process)
+    assert process.process.wait(60) == 2
+    process.wait_for_line("unknown controller 'nope'")
+
+
+def test_a_busy_port_is_reported_without_a_stack_trace(tmp_path: Path, processes: list[KubeloopProcess]) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        process = KubeloopProcess("up", "--data-dir", str(tmp_path), "--port", str(port))
+        processes.append(process)
+        assert process.process.wait(60) == 1
+    output = process.all_output()
+    assert f"Error: cannot serve on 127.0.0.1:{port}: address already in use" in output
+    assert not any("Traceback" in line for line in output)
+
+
+def test_an_unusable_kubeconfig_is_reported_without_a_stack_trace(tmp_path: Path,
+                                                                  processes: list[KubeloopProcess]) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\n")
+    for command in ("kubelet", "controllers"):
+        process = KubeloopProcess(command, "--kubeconfig", str(kubeconfig))
+        processes.append(process)
+        assert process.process.wait(60) == 1
+        output = process.all_output()
+        assert any(line.startswith(f"Error: {kubeconfig}: ") for line in output), output
+        assert not any("Traceback" in line for line in output)

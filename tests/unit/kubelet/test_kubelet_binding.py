@@ -1,0 +1,73 @@
+"""How the simulated scheduler binds a pod, against canned API answers (a MockTransport)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+
+from kubeloop.client import ApiClient, ClientConfig, MockResponse, MockTransport, NotFound, Request
+from kubeloop.kubelet import ASSIGNED_NODE, Kubelet, assigned_node
+
+POD = {"metadata": {"name": "web-1", "namespace": "default", "uid": "uid-1"}, "spec": {"containers": []}}
+PATH_NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404,
+                  "message": "the server could not find the requested resource", "details": {}}
+POD_NOT_FOUND = {**PATH_NOT_FOUND, "message": 'pods "web-1" not found', "details": {"name": "web-1", "kind": "pods"}}
+
+
+def kubelet_answering(binding: MockResponse) -> tuple[Kubelet, MockTransport]:
+    def handler(request: Request) -> MockResponse:
+        if request.path.endswith("/binding"):
+            return binding
+        return MockResponse.json({**POD, "metadata": {**POD["metadata"], "annotations": {ASSIGNED_NODE: "n"}}})
+
+    transport = MockTransport(handler)
+    client = ApiClient(ClientConfig(server="https://k8s.example:6443", qps=0), transport=transport)
+    return Kubelet(client), transport
+
+
+def sent(request: Request) -> Any:
+    return orjson.loads(request.body or b"null")
+
+
+async def test_binding_posts_a_binding_naming_the_pod_and_node() -> None:
+    kubelet, transport = kubelet_answering(MockResponse.json({"kind": "Status", "status": "Success"}, 201))
+    await kubelet.bind(POD, "kubeloop-node-2")
+    [request] = transport.requests
+    assert (request.method, request.path) == ("POST", "/api/v1/namespaces/default/pods/web-1/binding")
+    assert sent(request) == {
+        "apiVersion": "v1", "kind": "Binding",
+        "metadata": {"name": "web-1", "namespace": "default", "uid": "uid-1"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "kubeloop-node-2"},
+    }
+
+
+async def test_a_server_without_the_binding_subresource_gets_the_annotation_from_then_on() -> None:
+    kubelet, transport = kubelet_answering(MockResponse.json(PATH_NOT_FOUND, 404))
+    await kubelet.bind(POD, "kubeloop-node-1")
+    await kubelet.bind(POD, "kubeloop-node-3")
+    methods = [(r.method, r.path.rsplit("/", 1)[-1]) for r in transport.requests]
+    assert methods == [("POST", "binding"), ("PATCH", "web-1"), ("PATCH", "web-1")]
+    assert sent(transport.requests[-1]) == {"metadata": {"annotations": {ASSIGNED_NODE: "kubeloop-node-3"}}}
+
+
+async def test_binding_a_pod_that_is_gone_raises() -> None:
+    kubelet, transport = kubelet_answering(MockResponse.json(POD_NOT_FOUND, 404))
+    with pytest.raises(NotFound):
+        await kubelet.bind(POD, "kubeloop-node-1")
+    assert len(transport.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("pod", "node"),
+    [
+        ({"spec": {"nodeName": "a"}}, "a"),
+        ({"metadata": {"annotations": {ASSIGNED_NODE: "b"}}, "spec": {}}, "b"),
+        ({"metadata": {"annotations": {ASSIGNED_NODE: "b"}}, "spec": {"nodeName": "a"}}, "a"),
+        ({"spec": {}}, ""),
+        ({}, ""),
+    ],
+)
+def test_assigned_node(pod: dict[str, Any], node: str) -> None:
+    assert assigned_node(pod) == node
