@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 from pathlib import Path
 
@@ -15,7 +16,11 @@ from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE
 
 async def _serve(config: ServerConfig) -> None:
     server = KubeServer(config)
-    await server.start()
+    try:
+        await server.start()
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise click.ClickException(f"cannot serve on {config.host}:{config.port}: {reason.lower()}") from None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

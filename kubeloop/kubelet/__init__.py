@@ -7,14 +7,13 @@ in pure modules: :mod:`.behaviour` (the ``sim.kubeloop.io/*`` annotations), :mod
 :mod:`.nodes` (Node and Lease objects) and :mod:`.images` (reported image names and ids).
 """
 
-from kubeloop.kubelet.agent import ASSIGNED_NODE, Kubelet, assigned_node
+from kubeloop.kubelet.agent import Kubelet, assigned_node
 from kubeloop.kubelet.behaviour import BehaviourDefaults, PodBehaviour, pod_behaviour
 from kubeloop.kubelet.config import KubeletConfig
 from kubeloop.kubelet.containers import BackOff
 from kubeloop.kubelet.nodes import NodeShape, SimNode, sim_nodes
 
 __all__ = [
-    "ASSIGNED_NODE",
     "BackOff",
     "BehaviourDefaults",
     "Kubelet",

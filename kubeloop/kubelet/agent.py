@@ -32,7 +32,7 @@ from typing import Any
 
 from kubeloop.api.meta import format_micro_time, is_being_deleted, name_of, namespace_of, object_key, uid_of
 from kubeloop.client import LEASES, NODES, PODS, ApiClient, Conflict, NotFound, is_not_found
-from kubeloop.kubelet.behaviour import PREFIX, PodBehaviour, pod_behaviour
+from kubeloop.kubelet.behaviour import PodBehaviour, pod_behaviour
 from kubeloop.kubelet.config import KubeletConfig
 from kubeloop.kubelet.containers import IdSource
 from kubeloop.kubelet.nodes import (
@@ -58,8 +58,6 @@ log = logging.getLogger(__name__)
 
 NODE_INDEX = "kubelet.kubeloop.io/node"
 """Pod index: the node a pod is placed on (``""`` for pods not placed yet)."""
-ASSIGNED_NODE = PREFIX + "node"
-"""Where the node is recorded when the API server has no ``pods/binding`` subresource."""
 NODE_RETRY_SECONDS = 1.0
 
 
@@ -68,13 +66,10 @@ def random_container_id() -> str:
 
 
 def assigned_node(pod: Mapping[str, Any]) -> str:
-    """The node a pod is placed on: ``spec.nodeName``, else the kubelet's fallback annotation."""
+    """The node a pod is placed on (``spec.nodeName``; ``""`` when not placed yet)."""
     spec = pod.get("spec")
     node = spec.get("nodeName") if isinstance(spec, Mapping) else None
-    if node:
-        return str(node)
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    return str(annotations.get(ASSIGNED_NODE) or "")
+    return str(node or "")
 
 
 def _pod_node_index(pod: dict[str, Any]) -> list[str]:
@@ -105,7 +100,6 @@ class Kubelet:
         self._memos: dict[str, PodMemo] = {}
         self._assumed: dict[str, tuple[str, str]] = {}
         self._reported: set[str] = set()
-        self._binding_supported = True
         self._pods: SharedIndexInformer | None = None
         self._node_cache: SharedIndexInformer | None = None
         self._kubelet_events: EventRecorder | None = None
@@ -278,29 +272,17 @@ class Kubelet:
     async def bind(self, pod: Mapping[str, Any], node_name: str) -> None:
         """Place ``pod`` on ``node_name`` with a ``pods/binding`` POST, as the scheduler does.
 
-        An API server without that subresource (its 404 names no object) gets the node in the
-        ``sim.kubeloop.io/node`` annotation instead, from then on: pods run all the same, but
-        ``spec.nodeName`` stays empty (so, for one, deletions are not graceful).
+        The Binding carries the pod's uid as a precondition, so a pod re-created under the same
+        name is never bound by a decision taken for its predecessor.
         """
         namespace = namespace_of(pod)
-        if self._binding_supported:
-            binding = {
-                "apiVersion": "v1",
-                "kind": "Binding",
-                "metadata": {"name": name_of(pod), "namespace": namespace, "uid": uid_of(pod)},
-                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
-            }
-            try:
-                await self.client.create(PODS, binding, namespace=namespace, subresource="binding")
-                return
-            except NotFound as exc:
-                if (exc.details or {}).get("name"):
-                    raise  # the pod is gone
-                self._binding_supported = False
-                log.warning("the API server has no pods/binding subresource: recording nodes in the %s "
-                            "annotation instead of spec.nodeName", ASSIGNED_NODE)
-        patch = {"metadata": {"annotations": {ASSIGNED_NODE: node_name}}}
-        await self.client.patch(PODS, name_of(pod), patch, namespace=namespace)
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name_of(pod), "namespace": namespace, "uid": uid_of(pod)},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }
+        await self.client.create(PODS, binding, namespace=namespace, subresource="binding")
 
     # -- nodes ----------------------------------------------------------------------------
     async def run_nodes(self) -> None:

@@ -132,12 +132,16 @@ def _prune(value: Any, schema: Mapping[str, Any], root: bool = False) -> None:
         keep_unknown = schema.get(_PRESERVE) is True or additional is True
         keep_meta = root or schema.get(_EMBEDDED) is True
         for key in list(value):
+            if keep_meta and key in _ROOT_FIELDS:
+                # Type metadata and ObjectMeta are the server's, whatever the schema says of them
+                # (upstream decodes them into their Go types instead of pruning them).
+                continue
             sub = properties.get(key)
             if isinstance(sub, Mapping):
                 _prune(value[key], sub)
             elif isinstance(additional, Mapping):
                 _prune(value[key], additional)
-            elif not keep_unknown and not (keep_meta and key in _ROOT_FIELDS):
+            elif not keep_unknown:
                 del value[key]
         for key, sub in properties.items():
             if key not in value and isinstance(sub, Mapping) and "default" in sub:

@@ -11,6 +11,8 @@ from aiohttp import web
 
 from kubeloop.api.status import ApiError, method_not_allowed_error, not_acceptable_error
 from kubeloop.server import discovery
+from kubeloop.server.admission.cloneset import CURRENT_POD_READER
+from kubeloop.server.handlers.binding import handle_binding
 from kubeloop.server.handlers.common import json_response
 from kubeloop.server.handlers.delete import handle_delete, handle_delete_collection
 from kubeloop.server.handlers.patch import handle_patch
@@ -45,6 +47,7 @@ def _require_verb(info: ResourceInfo, verb: str) -> None:
 
 async def dispatch(state: ServerState, request: web.Request) -> web.StreamResponse:
     """Answer one API request (authentication already checked)."""
+    CURRENT_POD_READER.set(state.read_pod)
     if not _accepts_json(request.headers.get("Accept")):
         raise not_acceptable_error(_SERVED_TYPES)
     target = resolve(state.registry, request.path)
@@ -82,6 +85,11 @@ async def _resource(state: ServerState, request: web.Request, target: Target) ->
         if target.subresource == "scale":
             return json_response(scale_of(info, get_object(state, target)))
         return await handle_get(state, request, target)
+    if method == "POST" and target.subresource == "binding":
+        _require_verb(info, "create")
+        return await handle_binding(state, request, target)
+    if target.subresource == "binding":
+        raise _method_not_allowed()
     if method == "POST":
         if not collection or (info.namespaced and target.namespace is None):
             raise _method_not_allowed()

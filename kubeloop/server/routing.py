@@ -102,4 +102,6 @@ def _has_subresource(info: ResourceInfo, subresource: str) -> bool:
         return info.status
     if subresource == "scale":
         return info.scale is not None
+    if subresource == "binding":
+        return info.group == "" and info.resource == "pods"
     return False

@@ -15,9 +15,12 @@ import orjson
 
 from kubeloop.api.meta import format_time, now
 from kubeloop.server.registry import Registry, ResourceInfo
-from kubeloop.server.storage import Storage, Watcher
+from kubeloop.server.storage import ResourceType, Storage, Watcher
 
 Obj = dict[str, Any]
+
+
+_PODS = ResourceType("", "pods")
 
 
 @dataclass
@@ -42,6 +45,10 @@ class ServerState:
         if self._time_cache[0] != second:
             self._time_cache = (second, format_time(moment))
         return self._time_cache[1]
+
+    def read_pod(self, namespace: str, name: str) -> Obj | None:
+        """A stored pod (admission rules that look at pods read through this)."""
+        return self.storage.get(_PODS, namespace, name)
 
     def namespace_info(self) -> ResourceInfo:
         info = self.registry.lookup("", "v1", "namespaces")

@@ -119,7 +119,7 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
             watcher = storage.watch(info.resource_type, target.namespace, from_rv)
         except TooOldResourceVersion as error:
             error_line = event_line("ERROR", expired_error(
-                f"too old resource version: {from_rv} ({error.oldest + 1})").status())
+                f"too old resource version: {from_rv} ({error.oldest})").status())
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                        "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()

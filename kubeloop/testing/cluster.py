@@ -83,7 +83,8 @@ class EmbeddedCluster:
     def __init__(self, config: ClusterConfig) -> None:
         self.config = config
         self.server = KubeServer(ServerConfig(data_dir=config.data_dir, host=config.host, port=config.port,
-                                              memory=config.memory, watch_cache_size=config.watch_cache_size))
+                                              memory=config.memory, watch_cache_size=config.watch_cache_size,
+                                              ready_check=self.ready))
         self._client: ApiClient | None = None
         self._kubelet_client: ApiClient | None = None
         self._manager: Manager | None = None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from kubeloop.api import kruise
@@ -49,6 +50,10 @@ from kubeloop.server.admission.metadata import (
 from kubeloop.server.admission.podspec import default_pod_template_spec, validate_pod_template_spec
 
 PodGetter = Callable[[str, str], Mapping[str, Any] | None]
+
+CURRENT_POD_READER: ContextVar[PodGetter | None] = ContextVar("cloneset_pod_reader", default=None)
+"""The pod reader of the server handling the current request (set per request by the server,
+so that several servers in one process each read their own store)."""
 """``get_pod(namespace, name)``: the pod, or ``None`` when it does not exist."""
 
 UPDATE_TYPES = (kruise.RECREATE, kruise.IN_PLACE_IF_POSSIBLE, kruise.IN_PLACE_ONLY)
@@ -407,13 +412,14 @@ def validate_cloneset_update(
 
 
 def cloneset_rules(get_pod: PodGetter | None = None) -> KindRules:
-    """The admission rules of CloneSets, reading pods through ``get_pod`` for ``podsToDelete``."""
+    """The admission rules of CloneSets, reading pods for ``podsToDelete`` through ``get_pod``
+    (or, when None, through :data:`CURRENT_POD_READER`)."""
 
     def create(obj: Mapping[str, Any]) -> Errors:
-        return validate_cloneset_create(obj, get_pod=get_pod)
+        return validate_cloneset_create(obj, get_pod=get_pod or CURRENT_POD_READER.get())
 
     def update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
-        return validate_cloneset_update(new, old, get_pod=get_pod)
+        return validate_cloneset_update(new, old, get_pod=get_pod or CURRENT_POD_READER.get())
 
     def status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
         return validate_object_meta_update(new, old, builtin=False)

@@ -95,3 +95,20 @@ def test_unknown_paths_answer_a_not_found_status(cluster: Cluster) -> None:
         status, _, body = cluster.raw("GET", path)
         assert status == 404, path
         assert orjson.loads(body)["reason"] == "NotFound"
+
+
+def test_readyz_follows_the_ready_check(tmp_path: Path) -> None:
+    from kubeloop.server.app import ServerConfig
+
+    ready = False
+    server = ServerThread(ServerConfig(data_dir=tmp_path / "r", port=0, memory=True, ready_check=lambda: ready))
+    try:
+        api = make_api_client(server.server.kubeconfig_path)
+        cluster = Cluster(server, api, server.server.kubeconfig_path)
+        status, _, body = cluster.raw("GET", "/readyz", auth=False)
+        assert status == 500 and b"readyz check failed" in body
+        ready = True
+        assert cluster.raw("GET", "/readyz", auth=False)[0] == 200
+        api.close()
+    finally:
+        server.stop()

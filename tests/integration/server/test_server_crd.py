@@ -167,3 +167,25 @@ def test_crds_and_their_objects_survive_restart(start_server: Callable[..., Serv
         assert found["spec"]["size"] == 1
     finally:
         api.close()
+
+
+def test_metadata_declared_as_a_bare_object_is_not_pruned(cluster: Cluster) -> None:
+    body = widget_crd()
+    body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"] = {"type": "object"}
+    cluster.extensions.create_custom_resource_definition(body)
+    created = _create(cluster, {**widget("meta"), "metadata": {"name": "meta", "labels": {"a": "b"}}})
+    assert created["metadata"]["name"] == "meta" and created["metadata"]["labels"] == {"a": "b"}
+
+
+def test_the_builtin_cloneset_crd_accepts_a_cloneset(cluster: Cluster) -> None:
+    cloneset = {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}}},
+    }
+    created = cluster.custom.create_namespaced_custom_object("apps.kruise.io", "v1alpha1", "default", "clonesets",
+                                                             cloneset)
+    assert created["metadata"]["name"] == "web"
+    assert created["spec"]["updateStrategy"]["type"] == "ReCreate"  # CloneSet defaulting ran

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 import pytest
 from kubernetes.client.rest import ApiException
@@ -122,3 +124,39 @@ def test_no_op_patch_keeps_resource_version(cluster: Cluster) -> None:
     created = cluster.apps.create_namespaced_deployment("default", deployment("web"))
     same = cluster.apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 1}})
     assert same.metadata.resource_version == created.metadata.resource_version
+
+
+def _binding(name: str, node: str, **meta: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, **meta},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+
+
+def test_pod_binding_assigns_the_node_once(cluster: Cluster) -> None:
+    cluster.core.create_namespaced_pod("default", {
+        "metadata": {"name": "b"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    status, _, body = cluster.raw("POST", "/api/v1/namespaces/default/pods/b/binding",
+                                  body=orjson.dumps(_binding("b", "node-1", annotations={"a": "b"})))
+    assert status == 201 and orjson.loads(body)["status"] == "Success"
+    pod = cluster.core.read_namespaced_pod("b", "default")
+    assert pod.spec.node_name == "node-1" and pod.metadata.annotations == {"a": "b"}
+    assert [(c.type, c.status) for c in pod.status.conditions] == [("PodScheduled", "True")]
+    status, _, body = cluster.raw("POST", "/api/v1/namespaces/default/pods/b/binding",
+                                  body=orjson.dumps(_binding("b", "node-2")))
+    assert status == 409 and 'pod b is already assigned to node "node-1"' in orjson.loads(body)["message"]
+
+
+def test_pod_binding_errors(cluster: Cluster) -> None:
+    cluster.core.create_namespaced_pod("default", {
+        "metadata": {"name": "b"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    path = "/api/v1/namespaces/default/pods/b/binding"
+    status, _, body = cluster.raw("POST", path, body=orjson.dumps(_binding("other", "n")))
+    assert status == 400
+    status, _, body = cluster.raw("POST", path, body=orjson.dumps(_binding("b", "")))
+    assert status == 422 and orjson.loads(body)["details"]["causes"][0]["field"] == "target.name"
+    status, _, body = cluster.raw("POST", path, body=orjson.dumps(_binding("b", "n", uid="wrong")))
+    assert status == 409
+    status, _, _ = cluster.raw("POST", "/api/v1/namespaces/default/pods/missing/binding",
+                               body=orjson.dumps(_binding("missing", "n")))
+    assert status == 404
+    resources = {r.name: r for r in cluster.core.get_api_resources().resources}
+    assert resources["pods/binding"].verbs == ["create"]

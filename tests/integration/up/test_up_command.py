@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import ssl
 import socket
 import urllib.request
 from collections.abc import Iterator
@@ -53,6 +54,10 @@ def test_up_serves_stops_on_signals_and_resumes(tmp_path: Path, processes: list[
     first.wait_for_line("kubeloop is ready")
     with urllib.request.urlopen(f"http://127.0.0.1:{health_port}/readyz") as response:
         assert response.status == 200
+    insecure = ssl.create_default_context()
+    insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}/readyz", context=insecure) as response:
+        assert response.status == 200  # the API server's own readiness includes the controllers
 
     api = api_for(data_dir / "kubeconfig")
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)

@@ -8,19 +8,18 @@ import orjson
 import pytest
 
 from kubeloop.client import ApiClient, ClientConfig, MockResponse, MockTransport, NotFound, Request
-from kubeloop.kubelet import ASSIGNED_NODE, Kubelet, assigned_node
+from kubeloop.kubelet import Kubelet, assigned_node
 
 POD = {"metadata": {"name": "web-1", "namespace": "default", "uid": "uid-1"}, "spec": {"containers": []}}
-PATH_NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404,
-                  "message": "the server could not find the requested resource", "details": {}}
-POD_NOT_FOUND = {**PATH_NOT_FOUND, "message": 'pods "web-1" not found', "details": {"name": "web-1", "kind": "pods"}}
+POD_NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404,
+                 "message": 'pods "web-1" not found', "details": {"name": "web-1", "kind": "pods"}}
 
 
 def kubelet_answering(binding: MockResponse) -> tuple[Kubelet, MockTransport]:
     def handler(request: Request) -> MockResponse:
         if request.path.endswith("/binding"):
             return binding
-        return MockResponse.json({**POD, "metadata": {**POD["metadata"], "annotations": {ASSIGNED_NODE: "n"}}})
+        raise AssertionError(f"unexpected request {request.method} {request.path}")
 
     transport = MockTransport(handler)
     client = ApiClient(ClientConfig(server="https://k8s.example:6443", qps=0), transport=transport)
@@ -43,15 +42,6 @@ async def test_binding_posts_a_binding_naming_the_pod_and_node() -> None:
     }
 
 
-async def test_a_server_without_the_binding_subresource_gets_the_annotation_from_then_on() -> None:
-    kubelet, transport = kubelet_answering(MockResponse.json(PATH_NOT_FOUND, 404))
-    await kubelet.bind(POD, "kubeloop-node-1")
-    await kubelet.bind(POD, "kubeloop-node-3")
-    methods = [(r.method, r.path.rsplit("/", 1)[-1]) for r in transport.requests]
-    assert methods == [("POST", "binding"), ("PATCH", "web-1"), ("PATCH", "web-1")]
-    assert sent(transport.requests[-1]) == {"metadata": {"annotations": {ASSIGNED_NODE: "kubeloop-node-3"}}}
-
-
 async def test_binding_a_pod_that_is_gone_raises() -> None:
     kubelet, transport = kubelet_answering(MockResponse.json(POD_NOT_FOUND, 404))
     with pytest.raises(NotFound):
@@ -63,8 +53,6 @@ async def test_binding_a_pod_that_is_gone_raises() -> None:
     ("pod", "node"),
     [
         ({"spec": {"nodeName": "a"}}, "a"),
-        ({"metadata": {"annotations": {ASSIGNED_NODE: "b"}}, "spec": {}}, "b"),
-        ({"metadata": {"annotations": {ASSIGNED_NODE: "b"}}, "spec": {"nodeName": "a"}}, "a"),
         ({"spec": {}}, ""),
         ({}, ""),
     ],

@@ -1,0 +1,88 @@
+"""``POST pods/{name}/binding``: how a scheduler assigns a pod to a node.
+
+The one way to set ``spec.nodeName`` after creation (the pod spec is otherwise immutable). As
+upstream: the Binding's name must be the pod's, its target a Node with a name; a pod already
+assigned, being deleted, or with another uid (a precondition in the Binding) answers 409; on
+success the pod gets the node, the Binding's annotations and ``PodScheduled=True``, and the
+answer is a ``201`` Success Status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from kubeloop.api.status import (
+    bad_request_error,
+    conflict_error,
+    invalid_error,
+    not_supported,
+    required,
+)
+from kubeloop.server.handlers.common import json_response, read_body, storage_error
+from kubeloop.server.handlers.read import get_object
+from kubeloop.server.requests import decode_document, require_object
+from kubeloop.server.routing import Target
+from kubeloop.server.state import ServerState, copy_object
+from kubeloop.server.storage import StorageError
+
+Obj = dict[str, Any]
+
+
+def _check_binding(binding: Obj, name: str) -> tuple[str, str]:
+    """``(node name, uid precondition)`` of a valid Binding for pod ``name``."""
+    meta = binding.get("metadata") if isinstance(binding.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    if meta.get("name") != name:
+        raise bad_request_error("name in URL does not match name in Binding object")
+    target = binding.get("target") if isinstance(binding.get("target"), dict) else {}
+    assert isinstance(target, dict)
+    errors = []
+    kind = target.get("kind") or ""
+    if kind not in ("", "Node"):
+        errors.append(not_supported("target.kind", kind, ["Node", "<empty>"]))
+    node = target.get("name")
+    if not isinstance(node, str) or not node:
+        errors.append(required("target.name"))
+    if errors:
+        raise invalid_error("Binding", "", name, errors)
+    uid = meta.get("uid")
+    return str(node), uid if isinstance(uid, str) else ""
+
+
+async def handle_binding(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    info = target.info
+    name = str(target.name)
+    raw = await read_body(request)
+    binding = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    node, uid = _check_binding(binding, name)
+    current = get_object(state, target)
+    meta = current["metadata"]
+    if uid and uid != meta.get("uid"):
+        raise conflict_error(info.resource, info.group, name,
+                             f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}")
+    if meta.get("deletionTimestamp"):
+        raise conflict_error(info.resource, info.group, name,
+                             f"pod {name} is being deleted, cannot be assigned to a host")
+    assigned = (current.get("spec") or {}).get("nodeName")
+    if assigned:
+        raise conflict_error(info.resource, info.group, name, f'pod {name} is already assigned to node "{assigned}"')
+    pod = copy_object(current)
+    pod["spec"]["nodeName"] = node
+    annotations = (binding.get("metadata") or {}).get("annotations")
+    if isinstance(annotations, dict) and annotations:
+        pod["metadata"]["annotations"] = {**(pod["metadata"].get("annotations") or {}),
+                                          **{str(k): str(v) for k, v in annotations.items()}}
+    status = pod.setdefault("status", {})
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+    conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                       "lastTransitionTime": state.now_text()})
+    status["conditions"] = conditions
+    try:
+        state.storage.update(info.resource_type, pod, expected_rv=int(meta["resourceVersion"]))
+    except StorageError as error:
+        raise storage_error(info, name, error) from None
+    return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
+                         201)
+
