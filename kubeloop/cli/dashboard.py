@@ -22,6 +22,8 @@ async def _serve(kubeconfig: Path | None, host: str, port: int, namespace: str |
 
     config = load_kubeconfig(str(kubeconfig)) if kubeconfig is not None else load_config()
     async with ApiClient(config) as client:
+        # Fail now on a wrong address or credentials, rather than serve a page that never fills.
+        await client.get_version()
         with stop_on_signals() as stop:
             url, stop_dashboard = await start_dashboard(client, host, port, namespace=namespace)
             try:

@@ -8,7 +8,8 @@ SIGTERM stops it cleanly; starting it again on the same data directory resumes w
 stopped (unless ``--memory``).
 
 It is the union of ``kubeloop server``, ``kubeloop kubelet`` and ``kubeloop controllers``,
-which run the same pieces as separate processes.
+which run the same pieces as separate processes, plus the live rollout page of ``kubeloop
+dashboard`` (its address is printed at start; ``--no-dashboard`` leaves it out).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import asyncio
 import logging
 import os
 import shlex
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,13 +36,14 @@ READY_TIMEOUT = 120.0
 
 async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, pod_start_delay: float,
               pod_ready_delay: float, pod_termination_delay: float, names: tuple[str, ...],
-              health_port: int | None) -> None:
+              health_port: int | None, dashboard_port: int | None) -> None:
     from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster
 
     kubelet = kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay)
     cluster = EmbeddedCluster(ClusterConfig(data_dir=data_dir, host=host, port=port, memory=memory, kubelet=kubelet,
                                             controllers=names, health_port=health_port))
     with stop_on_signals() as stop:
+        stop_dashboard: Callable[[], Awaitable[None]] | None = None
         try:
             try:
                 await cluster.start()
@@ -48,8 +51,12 @@ async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, po
                 reason = os.strerror(exc.errno) if exc.errno else str(exc)
                 raise click.ClickException(f"cannot serve on {host}:{port}: {reason.lower()}") from None
             _print_how_to_connect(cluster, nodes, names, health_port)
+            if dashboard_port is not None:
+                stop_dashboard = await _start_dashboard(cluster, host, dashboard_port)
             await _announce_ready_then_wait(cluster, stop)
         finally:
+            if stop_dashboard is not None:
+                await stop_dashboard()
             await cluster.stop()
     click.echo("kubeloop stopped", err=True)
 
@@ -64,6 +71,19 @@ def _print_how_to_connect(cluster: EmbeddedCluster, nodes: int, names: tuple[str
     if health_port is not None:
         click.echo(f"Readiness (every controller's caches synced): "
                    f"http://127.0.0.1:{cluster.manager.health.port}/readyz")
+
+
+async def _start_dashboard(cluster: EmbeddedCluster, host: str, port: int) -> Callable[[], Awaitable[None]]:
+    """Serve the rollout page (read-only, over the cluster's own client) and print its address."""
+    from kubeloop.dashboard import start_dashboard
+
+    try:
+        url, stop = await start_dashboard(cluster.client, host, port)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise click.ClickException(f"cannot serve the dashboard on {host}:{port}: {reason.lower()}") from None
+    click.echo(f"Rollout dashboard: {url}")
+    return stop
 
 
 async def _announce_ready_then_wait(cluster: EmbeddedCluster, stop: asyncio.Event) -> None:
@@ -97,11 +117,14 @@ async def _announce_ready_then_wait(cluster: EmbeddedCluster, stop: asyncio.Even
               help="Comma-separated controller names; all of them when omitted.")
 @click.option("--health-port", type=click.IntRange(0, 65535), default=None,
               help="Serve the controllers' /healthz, /readyz (caches synced) and /metrics on this port.")
+@click.option("--dashboard-port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="TCP port of the live rollout page (0 picks a free one; the address is printed).")
+@click.option("--no-dashboard", is_flag=True, help="Do not serve the rollout page.")
 def up(data_dir: Path, port: int, host: str, memory: bool, nodes: int, pod_start_delay: float,
        pod_ready_delay: float, pod_termination_delay: float, controllers_text: str | None,
-       health_port: int | None) -> None:
+       health_port: int | None, dashboard_port: int, no_dashboard: bool) -> None:
     """Run the API server, the simulated kubelet and the controllers in one process."""
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     names = controller_names(controllers_text)
     asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
-                    names, health_port))
+                    names, health_port, None if no_dashboard else dashboard_port))

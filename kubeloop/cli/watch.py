@@ -36,6 +36,7 @@ async def _watch(kubeconfig: Path | None, namespace: str | None, target: tuple[s
     ns = namespace or config.namespace or "default"
     console = Console()
     async with ApiClient(config) as client:
+        await client.get_version()  # fail fast on a wrong address or credentials
         feed = DashboardFeed(ClusterModel(namespace=ns), interval=0.05)
         stop_watching = await watch_cluster(client, feed, namespace=ns)
         try:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import signal
-import ssl
 import socket
+import ssl
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
