@@ -36,7 +36,7 @@ READY_TIMEOUT = 120.0
 
 async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, pod_start_delay: float,
               pod_ready_delay: float, pod_termination_delay: float, names: tuple[str, ...],
-              health_port: int | None, dashboard_port: int | None) -> None:
+              health_port: int | None, dashboard_port: int | None, apply: tuple[Path, ...] = ()) -> None:
     from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster
 
     kubelet = kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay)
@@ -53,7 +53,7 @@ async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, po
             _print_how_to_connect(cluster, nodes, names, health_port)
             if dashboard_port is not None:
                 stop_dashboard = await _start_dashboard(cluster, host, dashboard_port)
-            await _announce_ready_then_wait(cluster, stop)
+            await _announce_ready_then_wait(cluster, stop, apply)
         finally:
             if stop_dashboard is not None:
                 await stop_dashboard()
@@ -86,8 +86,9 @@ async def _start_dashboard(cluster: EmbeddedCluster, host: str, port: int) -> Ca
     return stop
 
 
-async def _announce_ready_then_wait(cluster: EmbeddedCluster, stop: asyncio.Event) -> None:
-    """Say "ready" once the caches have synced, then wait for ``stop``; a stop may come first."""
+async def _announce_ready_then_wait(cluster: EmbeddedCluster, stop: asyncio.Event,
+                                    apply: tuple[Path, ...] = ()) -> None:
+    """Say "ready" once the caches have synced, apply the manifests, then wait for ``stop``."""
     waiting = asyncio.ensure_future(cluster.wait_ready(timeout=READY_TIMEOUT))
     stopping = asyncio.ensure_future(stop.wait())
     try:
@@ -98,11 +99,23 @@ async def _announce_ready_then_wait(cluster: EmbeddedCluster, stop: asyncio.Even
             except TimeoutError as exc:
                 raise click.ClickException(str(exc)) from None
             click.echo("kubeloop is ready (caches synced, nodes registered)")
+            await _apply(cluster, apply)
             await stopping
         click.echo("kubeloop stopping", err=True)
     finally:
         for task in (waiting, stopping):
             task.cancel()
+
+
+async def _apply(cluster: EmbeddedCluster, paths: tuple[Path, ...]) -> None:
+    from kubeloop.cli.manifests import apply_manifest, load_manifests
+
+    for path in paths:
+        try:
+            for manifest in load_manifests(path):
+                click.echo(await apply_manifest(cluster.client, manifest))
+        except Exception as exc:  # a bad manifest is reported, the cluster keeps running
+            click.echo(f"error: cannot apply {path}: {exc}", err=True)
 
 
 @click.command()
@@ -120,11 +133,13 @@ async def _announce_ready_then_wait(cluster: EmbeddedCluster, stop: asyncio.Even
 @click.option("--dashboard-port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="TCP port of the live rollout page (0 picks a free one; the address is printed).")
 @click.option("--no-dashboard", is_flag=True, help="Do not serve the rollout page.")
+@click.option("--apply", "apply", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Create (or update) the objects of this YAML file once ready; repeatable.")
 def up(data_dir: Path, port: int, host: str, memory: bool, nodes: int, pod_start_delay: float,
        pod_ready_delay: float, pod_termination_delay: float, controllers_text: str | None,
-       health_port: int | None, dashboard_port: int, no_dashboard: bool) -> None:
+       health_port: int | None, dashboard_port: int, no_dashboard: bool, apply: tuple[Path, ...]) -> None:
     """Run the API server, the simulated kubelet and the controllers in one process."""
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     names = controller_names(controllers_text)
     asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
-                    names, health_port, None if no_dashboard else dashboard_port))
+                    names, health_port, None if no_dashboard else dashboard_port, apply))

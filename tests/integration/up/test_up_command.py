@@ -146,3 +146,21 @@ def test_an_unusable_kubeconfig_is_reported_without_a_stack_trace(tmp_path: Path
         output = process.all_output()
         assert any(line.startswith(f"Error: {kubeconfig}: ") for line in output), output
         assert not any("Traceback" in line for line in output)
+
+
+def test_up_applies_the_sample_manifests(tmp_path: Path, processes: list[KubeloopProcess]) -> None:
+    manifest = Path(__file__).resolve().parents[3] / "examples" / "manifests" / "deployment.yaml"
+    data_dir, port = tmp_path / "cluster", free_port()
+    process = KubeloopProcess("up", "--data-dir", str(data_dir), "--port", str(port), "--memory", *QUICK,
+                              "--no-dashboard", "--apply", str(manifest), "--apply", str(manifest))
+    processes.append(process)
+    process.wait_for_line("kubeloop is ready")
+    process.wait_for_line("deployment.apps/web created")
+    process.wait_for_line("deployment.apps/web unchanged")  # the second application changes nothing
+    api = api_for(data_dir / "kubeconfig")
+    try:
+        apps = client.AppsV1Api(api)
+        wait_until(lambda: ready_replicas(apps, "web") == 3, timeout=60, message="3 ready replicas")
+    finally:
+        api.close()
+    assert process.signal(signal.SIGINT) == 0
