@@ -6,6 +6,7 @@ value (empty when valid). Validation code wraps them into field errors.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _QNAME_CHAR = "[A-Za-z0-9]"
@@ -50,6 +51,10 @@ _DNS1035_LABEL_MSG = (
 _DNS1035_LABEL_RE = re.compile(f"^{DNS1035_LABEL_FMT}$")
 
 
+# The checks are pure and the same keys and values come back on every write (labels, names),
+# so their results are cached; the public functions hand out fresh lists.
+
+
 def regex_error(message: str, fmt: str, *examples: str) -> str:
     """Upstream's wording for a regex mismatch, examples included."""
     if not examples:
@@ -62,7 +67,8 @@ def max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
 
-def qualified_name_errors(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _qualified_name_errors(value: str) -> tuple[str, ...]:
     """Errors for a label or annotation key: ``[prefix/]name``, prefix a DNS-1123 subdomain."""
     errors: list[str] = []
     parts = value.split("/")
@@ -75,11 +81,11 @@ def qualified_name_errors(value: str) -> list[str]:
         else:
             errors.extend("prefix part " + e for e in dns1123_subdomain_errors(prefix))
     else:
-        return [
+        return (
             "a qualified name "
             + regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        )
     if not name:
         errors.append("name part must be non-empty")
     elif len(name) > QUALIFIED_NAME_MAX_LENGTH:
@@ -88,43 +94,68 @@ def qualified_name_errors(value: str) -> list[str]:
         errors.append(
             "name part " + regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
         )
-    return errors
+    return tuple(errors)
 
 
-def label_value_errors(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _label_value_errors(value: str) -> tuple[str, ...]:
     errors: list[str] = []
     if len(value) > LABEL_VALUE_MAX_LENGTH:
         errors.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
     if not _LABEL_VALUE_RE.match(value):
         errors.append(regex_error(_LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errors
+    return tuple(errors)
 
 
-def dns1123_label_errors(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _dns1123_label_errors(value: str) -> tuple[str, ...]:
     errors: list[str] = []
     if len(value) > DNS1123_LABEL_MAX_LENGTH:
         errors.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
     if not _DNS1123_LABEL_RE.match(value):
         errors.append(regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errors
+    return tuple(errors)
 
 
-def dns1123_subdomain_errors(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _dns1123_subdomain_errors(value: str) -> tuple[str, ...]:
     errors: list[str] = []
     if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errors.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _DNS1123_SUBDOMAIN_RE.match(value):
         errors.append(regex_error(_DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errors
+    return tuple(errors)
 
 
-def dns1035_label_errors(value: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _dns1035_label_errors(value: str) -> tuple[str, ...]:
     errors: list[str] = []
     if len(value) > DNS1123_LABEL_MAX_LENGTH:
         errors.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
     if not _DNS1035_LABEL_RE.match(value):
         errors.append(regex_error(_DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return errors
+    return tuple(errors)
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """Errors for a label or annotation key: ``[prefix/]name``, prefix a DNS-1123 subdomain."""
+    return list(_qualified_name_errors(value))
+
+
+def label_value_errors(value: str) -> list[str]:
+    return list(_label_value_errors(value))
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    return list(_dns1123_label_errors(value))
+
+
+def dns1123_subdomain_errors(value: str) -> list[str]:
+    return list(_dns1123_subdomain_errors(value))
+
+
+def dns1035_label_errors(value: str) -> list[str]:
+    return list(_dns1035_label_errors(value))
 
 
 def object_name_errors(name: str, prefix: bool = False) -> list[str]:
