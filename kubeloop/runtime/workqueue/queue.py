@@ -1,0 +1,271 @@
+"""`WorkQueue`: client-go's de-duplicating work queue on asyncio.
+
+State: a FIFO of items waiting to be handed out, the `dirty` set of items that need
+processing, and the `processing` set of items handed out and not yet done. Every item in the
+FIFO is dirty and not processing.
+
+- `add(x)`: ignored if shutting down or if `x` is already dirty (the de-duplication). Else `x`
+  becomes dirty, and it joins the FIFO unless a worker holds it right now.
+- `get()`: waits for the FIFO to be non-empty, then moves its head from dirty to processing.
+- `done(x)`: `x` leaves processing; if it was added again meanwhile (dirty) it joins the FIFO.
+
+Hence no item is ever held by two workers at once, N adds before a pickup are processed once,
+an add while processing is processed exactly once more after `done`, and order can differ from
+arrival order (an item re-added while held goes to the back when it is done).
+
+Not thread-safe: call every method from the event loop's thread. `add`, `done` and `shutdown`
+are plain functions, so synchronous callbacks (informer handlers, timers) can call them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections import deque
+from collections.abc import Hashable
+from typing import Generic, Literal, TypeAlias, TypeVar
+
+from kubeloop.runtime.clock import REAL_CLOCK, Clock
+from kubeloop.runtime.workqueue.metrics import (
+    MetricsProvider,
+    QueueMetricsRecorder,
+    default_metrics_provider,
+    new_queue_metrics,
+)
+
+T = TypeVar("T", bound=Hashable)
+
+UNFINISHED_WORK_UPDATE_PERIOD = 0.5
+"""Seconds between two updates of the unfinished-work gauges of a named queue (client-go's 500 ms)."""
+
+GetResult: TypeAlias = "tuple[T, Literal[False]] | tuple[None, Literal[True]]"
+"""What `get()` returns: an item and False, or None and True once the queue is shut down and empty.
+
+Type checkers narrow the pair by its second element (`result = await q.get(); if result[1]: ...`).
+"""
+
+
+class WorkQueue(Generic[T]):
+    """A work queue with client-go's semantics. Items must be hashable.
+
+    `name` turns on metrics (unnamed queues have none) from `metrics_provider`, by default
+    `default_metrics_provider()`. `clock` is the time source for metrics (and for timers in
+    the subclasses); tests pass a `kubeloop.testing.clock.FakeClock`.
+
+    Misuse behaves as in client-go, without errors:
+    - `add` after shutdown is ignored.
+    - `get` after shutdown still hands out the queued items, and returns `(None, True)` once
+      the FIFO is empty.
+    - `done` of an item that no worker holds is harmless unless the item is dirty: then it is
+      appended to the FIFO even if it is already there, so it can be handed out twice (to two
+      workers at once). Only call `done` for an item you got from `get`.
+    """
+
+    def __init__(
+        self,
+        name: str | None = None,
+        *,
+        clock: Clock | None = None,
+        metrics_provider: MetricsProvider | None = None,
+    ) -> None:
+        self.name = name
+        self._clock: Clock = REAL_CLOCK if clock is None else clock
+        self._queue: deque[T] = deque()
+        # `dirty` and `processing` are the design's two sets, kept as dicts whose values are the
+        # time the item was added (dirty) or handed out (processing) when metrics are on, and 0
+        # otherwise: client-go keeps the same timestamps in two more maps with the same
+        # lifetimes, and sharing them saves about a quarter of the metrics' cost per operation.
+        self._dirty: dict[T, float] = {}
+        self._processing: dict[T, float] = {}
+        self._now = self._clock.now
+        self._shutting_down = False
+        self._drain = False
+        # Futures of `get()` calls waiting for an item, oldest first; each wake-up pops one.
+        self._getters: deque[asyncio.Future[None]] = deque()
+        # Getters woken but not yet running. Only one is woken at a time: when it runs it takes
+        # an item and, if more are queued, wakes the next (a relay). A burst of adds therefore
+        # wakes workers one by one as they are needed instead of all at once, most of them
+        # for nothing (client-go wakes one waiter per add; which worker gets which item is
+        # unspecified in both).
+        self._wakeups_pending = 0
+        # Futures of `shutdown_with_drain()` calls waiting for `processing` to empty.
+        self._drainers: list[asyncio.Future[None]] = []
+        self._metrics: QueueMetricsRecorder | None = None
+        self._updater: asyncio.Task[None] | None = None
+        if name:
+            provider = default_metrics_provider() if metrics_provider is None else metrics_provider
+            self._metrics = new_queue_metrics(provider, name)
+            self._start_unfinished_work_updater()
+
+    def add(self, item: T) -> None:
+        """Mark `item` as needing processing (see the module docstring)."""
+        if self._shutting_down or item in self._dirty:
+            return
+        metrics = self._metrics
+        if metrics is None:
+            self._dirty[item] = 0.0
+        else:
+            self._dirty[item] = self._now()
+            metrics.added()
+        if item in self._processing:
+            return
+        self._queue.append(item)
+        if self._getters and not self._wakeups_pending:
+            self._wake_one_getter()
+
+    def __len__(self) -> int:
+        """Items waiting in the FIFO; items re-added while held are not counted until `done`.
+
+        For information only: another task may change it before you act on it.
+        """
+        return len(self._queue)
+
+    async def get(self) -> GetResult[T]:
+        """Wait for an item and hand it out; the caller must call `done(item)` afterwards.
+
+        Returns `(item, False)`, or `(None, True)` once shut down and empty: then stop working.
+        """
+        queue = self._queue
+        while not queue and not self._shutting_down:
+            await self._wait_for_item()
+        if not queue:
+            return None, True
+        item = queue.popleft()
+        # No add time only after the misuse described in the class docstring (a duplicate).
+        added_at = self._dirty.pop(item, None)
+        metrics = self._metrics
+        if metrics is None:
+            self._processing[item] = 0.0
+        else:
+            now = self._processing[item] = self._now()
+            metrics.got(None if added_at is None else now - added_at)
+            if self._updater is None:
+                self._start_unfinished_work_updater()
+        if queue and self._getters and not self._wakeups_pending:
+            self._wake_one_getter()
+        return item, False
+
+    def done(self, item: T) -> None:
+        """Mark `item` as processed; if it was added again meanwhile, queue it again.
+
+        This re-queueing happens during shutdown too, so a draining worker sees it once more.
+        """
+        processing = self._processing
+        started = processing.pop(item, None)
+        if started is not None and self._metrics is not None:
+            self._metrics.finished(self._now() - started)
+        if item in self._dirty:
+            self._queue.append(item)
+            if self._getters and not self._wakeups_pending:
+                self._wake_one_getter()
+        if not processing and self._drainers:
+            self._wake_drainers()
+
+    def shutdown(self) -> None:
+        """Stop accepting items and make `get` report shutdown once the FIFO is empty.
+
+        Does not wait for items being processed; stops a `shutdown_with_drain` that is waiting.
+        Calling it again is harmless.
+        """
+        self._begin_shutdown(drain=False)
+        self._wake_drainers()
+
+    async def shutdown_with_drain(self) -> None:
+        """Shut down like `shutdown`, then wait until no item is being processed.
+
+        As in client-go it waits for `processing` to empty, not the FIFO: an item re-added
+        while held goes back on the FIFO at its `done` and is still handed out by `get`, but
+        this call may return before it is processed. Workers must call `done` for every item
+        or this never returns; a later `shutdown()` makes it return at once.
+        """
+        self._begin_shutdown(drain=True)
+        loop = asyncio.get_running_loop()
+        while self._processing and self._drain:
+            waiter = loop.create_future()
+            self._drainers.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._drainers:
+                    self._drainers.remove(waiter)
+
+    def shutting_down(self) -> bool:
+        """Whether `shutdown` or `shutdown_with_drain` was called."""
+        return self._shutting_down
+
+    def _begin_shutdown(self, *, drain: bool) -> None:
+        first = not self._shutting_down
+        self._drain = drain
+        self._shutting_down = True
+        if self._updater is not None:
+            self._updater.cancel()
+        while self._getters:
+            self._wake_one_getter()
+        if first:
+            self._on_shutdown()
+
+    def _on_shutdown(self) -> None:
+        """Hook run once, at the first shutdown call, for subclasses to stop their timers."""
+
+    async def _wait_for_item(self) -> None:
+        waiter = asyncio.get_running_loop().create_future()
+        self._getters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                # Woken, then cancelled before running: hand the wake-up on so a queued item
+                # does not wait while other workers sleep.
+                self._wakeups_pending -= 1
+                if self._queue and self._getters and not self._wakeups_pending:
+                    self._wake_one_getter()
+            else:
+                try:
+                    self._getters.remove(waiter)
+                except ValueError:
+                    pass
+            raise
+        self._wakeups_pending -= 1
+
+    def _wake_one_getter(self) -> None:
+        getters = self._getters
+        while getters:
+            getter = getters.popleft()
+            if not getter.done():
+                getter.set_result(None)
+                self._wakeups_pending += 1
+                return
+
+    def _wake_drainers(self) -> None:
+        drainers, self._drainers = self._drainers, []
+        for drainer in drainers:
+            if not drainer.done():
+                drainer.set_result(None)
+
+    def _start_unfinished_work_updater(self) -> None:
+        if self._shutting_down:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            # Built outside an event loop: the first `get` starts the updater instead.
+            return
+        self._updater = loop.create_task(
+            _update_unfinished_work(weakref.ref(self), self._clock),
+            name=f"workqueue {self.name!r} unfinished-work updater",
+        )
+
+
+async def _update_unfinished_work(queue_ref: weakref.ref[WorkQueue[T]], clock: Clock) -> None:
+    """Refresh the unfinished-work gauges every 500 ms until the queue shuts down or is collected.
+
+    It holds the queue only through a weak reference, so an abandoned queue can be collected
+    (and this loop then ends) even if nobody shut it down.
+    """
+    while True:
+        await clock.sleep(UNFINISHED_WORK_UPDATE_PERIOD)
+        queue = queue_ref()
+        if queue is None or queue._shutting_down or queue._metrics is None:
+            return
+        queue._metrics.update_unfinished_work(queue._now(), queue._processing.values())
+        del queue
