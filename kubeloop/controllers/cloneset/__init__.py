@@ -22,4 +22,12 @@ Modules, one concept each:
 - :mod:`.lifecycle` lifecycle hooks and state transitions;
 - :mod:`.revisions` ControllerRevision content, hash, selection and history;
 - :mod:`.status` status counters and the Progressing condition.
+
+The wiring around them:
+
+- :mod:`.handlers` cache events: expectation bookkeeping and what to enqueue;
+- :mod:`.control` the API writes, with expectations and events around each;
+- :mod:`.sync` one reconcile in upstream's order;
+- :mod:`.steps` the Scale and Update steps of a reconcile, performing the plans;
+- :mod:`.controller` building the controller on a manager, with its options.
 """

@@ -304,23 +304,37 @@ class CloneSetControl:
         for attempt in range(CONFLICT_RETRIES):
             body["status"] = deep_copy(dict(status))
             try:
-                await self.client.update_status(CLONESETS, body, namespace=namespace_of(cs))
-                return
+                written = await self.client.update_status(CLONESETS, body, namespace=namespace_of(cs))
             except Exception as exc:
                 if is_not_found(exc):
                     return
                 if not is_conflict(exc) or attempt + 1 == CONFLICT_RETRIES:
                     raise
+            else:
+                # The next reconcile must not compute from a cached status older than this one.
+                self.versions.expect(uid_of(written), resource_version_of(written))
+                return
             body = await self.client.get(CLONESETS, name_of(cs), namespace=namespace_of(cs))
 
-    async def set_pods_to_delete(self, cs: Mapping[str, Any], names: Sequence[str]) -> None:
-        """Replace ``spec.scaleStrategy.podsToDelete`` by ``names`` (a plain update)."""
+    async def truncate_pods_to_delete(self, cs: Mapping[str, Any], existing: set[str]) -> None:
+        """Drop names of pods not in ``existing`` from ``spec.scaleStrategy.podsToDelete`` (a
+        plain update, so the generation moves); on conflict, again on a fresh copy."""
         body: Obj = deep_copy(dict(cs))
-        body.setdefault("spec", {}).setdefault("scaleStrategy", {})["podsToDelete"] = list(names)
-        try:
-            await self.client.update(CLONESETS, body, namespace=namespace_of(cs))
-        except Exception as exc:
-            if not (is_not_found(exc) or is_conflict(exc)):
-                raise
-            # A conflict means the CloneSet changed: the next reconcile truncates again.
-
+        for attempt in range(CONFLICT_RETRIES):
+            strategy = body.setdefault("spec", {}).setdefault("scaleStrategy", {})
+            names = [n for n in strategy.get("podsToDelete") or [] if isinstance(n, str)]
+            kept = [n for n in names if n in existing]
+            if len(kept) == len(names):
+                return
+            strategy["podsToDelete"] = kept
+            try:
+                written = await self.client.update(CLONESETS, body, namespace=namespace_of(cs))
+            except Exception as exc:
+                if is_not_found(exc):
+                    return
+                if not is_conflict(exc) or attempt + 1 == CONFLICT_RETRIES:
+                    raise
+            else:
+                self.versions.expect(uid_of(written), resource_version_of(written))
+                return
+            body = await self.client.get(CLONESETS, name_of(cs), namespace=namespace_of(cs))

@@ -28,6 +28,7 @@ from kubeloop.runtime.manager import Manager
 from .control import CLONESETS, CloneSetControl
 from .handlers import CloneSetEventHandlers
 from .options import DEFAULT_BEHAVIOUR, DEFAULT_GATES, CloneSetBehaviour, CloneSetFeatureGates
+from .steps import DEFAULT_WRITE_CONCURRENCY
 from .sync import OWNER_UID_INDEX, CloneSetInformers, CloneSetSync, owner_uids
 
 NAME = "cloneset"
@@ -50,6 +51,8 @@ class CloneSetControllerOptions:
     """Source of new instance ids."""
     expectations_timeout: float = EXPECTATIONS_TIMEOUT
     """Seconds after which pending scale expectations are dropped and the cache trusted."""
+    write_concurrency: int = DEFAULT_WRITE_CONCURRENCY
+    """Per-pod writes of one round (refresh, updates, deletions) in flight at once."""
 
 
 def _no_requests(obj: Mapping[str, Any]) -> list[Request]:
@@ -87,7 +90,7 @@ async def add_cloneset_controller(
     sync = CloneSetSync(
         manager.client, informers, recorder, control, scale, versions,
         gates=opts.gates, behaviour=opts.behaviour, wall=opts.wall, rng=opts.rng,
-        expectations_timeout=opts.expectations_timeout,
+        expectations_timeout=opts.expectations_timeout, write_concurrency=opts.write_concurrency,
     )
     runtime_controller = await (
         manager.controller(NAME)

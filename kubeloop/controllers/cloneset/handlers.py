@@ -13,7 +13,8 @@ Upstream's CloneSet event handlers, as plain callbacks attached to shared inform
   selector matches it (CloneSets never adopt pure orphans, but the reconcile decides that);
 - PVCs owned by a CloneSet feed its scale expectations the same way and enqueue it, so a
   reconcile waiting for a PVC deletion wakes up when it happens;
-- a CloneSet that disappears drops its scale expectations.
+- a CloneSet update feeds the resource-version expectations (our status writes); a CloneSet
+  that disappears drops its expectations.
 
 The handlers only read cached objects; they never change them.
 """
@@ -91,7 +92,8 @@ class CloneSetEventHandlers:
                                                  delete=self.on_pod_delete))
         pvcs.add_event_handler(EventHandlerFuncs(add=self.on_pvc_add, update=self.on_pvc_update,
                                                  delete=self.on_pvc_delete))
-        clonesets.add_event_handler(EventHandlerFuncs(delete=self.on_cloneset_delete))
+        clonesets.add_event_handler(EventHandlerFuncs(update=self.on_cloneset_update,
+                                                      delete=self.on_cloneset_delete))
 
     # -- helpers --------------------------------------------------------------------------
     def _enqueue(self, cloneset: Mapping[str, Any]) -> None:
@@ -198,6 +200,12 @@ class CloneSetEventHandlers:
             self._enqueue(owner)
 
     # -- CloneSets ------------------------------------------------------------------------
+    def on_cloneset_update(self, old: Obj, current: Obj) -> None:
+        self.versions.observe(uid_of(current), resource_version_of(current))
+
     def on_cloneset_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
         key = obj.key if isinstance(obj, DeletedFinalStateUnknown) else object_key(obj)
         self.scale.delete(key)
+        cloneset = _unwrap(obj)
+        if cloneset is not None:
+            self.versions.delete(uid_of(cloneset))

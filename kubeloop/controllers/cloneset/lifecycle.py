@@ -226,3 +226,18 @@ def with_not_ready_key(pod: Mapping[str, Any], key: str, *, add: bool, now: date
     if not remaining:
         target["status"] = "True"
     return result
+
+
+def with_initial_kruise_pod_ready(pod: Mapping[str, Any], now: datetime) -> dict[str, Any] | None:
+    """The pod with a ``KruisePodReady`` condition True, for a pod that has the readiness gate
+    but no such condition yet (what upstream's pod-readiness controller does); ``None`` when
+    nothing is to be written (no gate, a condition already, or the pod is being deleted)."""
+    if not has_readiness_gate(pod, kruise.KRUISE_POD_READY) or metadata(pod).get("deletionTimestamp"):
+        return None
+    if find_condition(status_conditions(pod), kruise.KRUISE_POD_READY) is not None:
+        return None
+    result: dict[str, Any] = deep_copy(pod)
+    conditions_list(result).append(
+        {"type": kruise.KRUISE_POD_READY, "status": "True", "lastTransitionTime": format_time(now)}
+    )
+    return result

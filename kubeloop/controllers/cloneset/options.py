@@ -38,6 +38,11 @@ class CloneSetFeatureGates:
     """``InPlaceUpdateEnvFromMetadata``: a changed label or annotation that a container reads
     through an env ``fieldRef`` is applied in place (and that container restarted)."""
 
+    kruise_pod_readiness_gate: bool = False
+    """``KruisePodReadinessGate``: new pods get the ``KruisePodReady`` readiness gate (upstream's
+    pod webhook injects it), so a lifecycle hook's ``markPodNotReady`` takes the pod out of
+    service. Off: only pods whose template carries that gate are affected."""
+
 
 DEFAULT_GATES = CloneSetFeatureGates()
 

@@ -101,7 +101,7 @@ def new_pod(
     """A pod of ``cs`` (whose template is already the revision's) with the given id.
 
     Labels: the template's plus revision hashes, instance id and lifecycle PreparingNormal;
-    readiness gate InPlaceUpdateReady; a volume per volumeClaimTemplate (claim
+    readiness gate InPlaceUpdateReady (and KruisePodReady with that gate); a volume per volumeClaimTemplate (claim
     ``<vct>-<cs>-<id>``) replacing any template volume of the same name.
     """
     template: dict[str, Any] = deep_copy(template_of(cs))
@@ -124,8 +124,12 @@ def new_pod(
         meta["finalizers"] = list(template_meta["finalizers"])
     spec: dict[str, Any] = template.get("spec") or {}
     gates_list = list(spec.get("readinessGates") or [])
-    if not any(g.get("conditionType") == kruise.INPLACE_UPDATE_READY for g in gates_list):
-        gates_list.append({"conditionType": kruise.INPLACE_UPDATE_READY})
+    wanted = [kruise.INPLACE_UPDATE_READY]
+    if gates.kruise_pod_readiness_gate:
+        wanted.append(kruise.KRUISE_POD_READY)
+    for condition_type in wanted:
+        if not any(g.get("conditionType") == condition_type for g in gates_list):
+            gates_list.append({"conditionType": condition_type})
     spec["readinessGates"] = gates_list
     claims = pvcs_for_pod(cs, instance_id)
     if claims:

@@ -10,7 +10,7 @@
    non-controller reference to it; pure orphans are never listed, so never adopted;
 7. list its ControllerRevisions and choose (create, re-use or bump) the current and update
    revisions, with the collision count;
-8. wait while the cache lags behind our own writes of revisions or pods;
+8. wait while the cache lags behind our own writes of the CloneSet, revisions or pods;
 9. Scale (:mod:`.scaleplan`); when it wrote anything, skip Update this round; else Update
    (refresh, lifecycle transitions, then :mod:`.update`); failures become the FailedScale /
    FailedUpdate conditions;
@@ -44,7 +44,7 @@ from kubeloop.api.meta import (
     uid_of,
 )
 from kubeloop.api.pods import is_pod_active
-from kubeloop.client import NODES, PODS, ApiClient, ApiException, TransportError, is_not_found
+from kubeloop.client import PODS, ApiClient, ApiException, TransportError, is_not_found
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.controllerref import ControllerRefManager
 from kubeloop.runtime.events import WARNING, EventRecorder
@@ -53,8 +53,6 @@ from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.informers import SharedIndexInformer
 
 from .control import CLONESETS, CloneSetControl
-from .inplace import pod_update_completed, refresh
-from .lifecycle import marks_pod_not_ready, refreshed_state
 from .options import CloneSetBehaviour, CloneSetFeatureGates
 from .podstate import is_cloneset_pod_available, is_pod_update_ready, lifecycle_state
 from .revisions import (
@@ -65,18 +63,14 @@ from .revisions import (
     revisions_to_delete,
     sort_revisions,
 )
-from .scale import pvc_cleanup, pvc_owned_by_pod, pvcs_of_pod, truncated_pods_to_delete
-from .scaleplan import plan_scale
+from .scale import pvc_cleanup, pvc_owned_by_pod, truncated_pods_to_delete
 from .spec import (
     disable_pvc_reuse,
-    is_paused,
-    lifecycle_hook,
     min_ready_seconds_of,
     revision_history_limit_of,
-    template_of,
 )
 from .status import calculate_status, status_changed, with_failure_condition
-from .update import decide_pod_update, pod_template_hash_patch, pods_to_update
+from .steps import DEFAULT_WRITE_CONCURRENCY, CloneSetSteps, Requeue, UpdateError
 
 log = logging.getLogger(__name__)
 
@@ -100,23 +94,8 @@ def owner_uids(obj: Mapping[str, Any]) -> list[str]:
     return [str(r.get("uid")) for r in refs if isinstance(r, Mapping) and r.get("uid")]
 
 
-class UpdateError(Exception):
-    """An update that cannot proceed (e.g. InPlaceOnly but not updatable in place)."""
-
-
 class InvalidCloneSetError(Exception):
     """A CloneSet the controller cannot act on; reported as a Warning event."""
-
-
-@dataclass
-class Requeue:
-    """The earliest of the positive delays pushed during one reconcile."""
-
-    after: float | None = None
-
-    def push(self, seconds: float | None) -> None:
-        if seconds is not None and seconds > 0 and (self.after is None or seconds < self.after):
-            self.after = seconds
 
 
 def parse_selector(cs: Mapping[str, Any]) -> Selector:
@@ -180,6 +159,7 @@ class CloneSetSync:
         wall: Callable[[], datetime],
         rng: random.Random,
         expectations_timeout: float = EXPECTATIONS_TIMEOUT,
+        write_concurrency: int = DEFAULT_WRITE_CONCURRENCY,
     ) -> None:
         self.client = client
         self.informers = informers
@@ -190,8 +170,9 @@ class CloneSetSync:
         self.gates = gates
         self.behaviour = behaviour
         self.wall = wall
-        self.rng = rng
         self.expectations_timeout = expectations_timeout
+        self.steps = CloneSetSteps(client, recorder, control, gates=gates, behaviour=behaviour, rng=rng,
+                                   write_concurrency=write_concurrency)
 
     async def reconcile(self, request: Request) -> Result | None:
         cs = self.informers.clonesets.indexer.get_by_name(request.namespace, request.name)
@@ -216,6 +197,10 @@ class CloneSetSync:
     async def _reconcile(self, cs: Obj) -> Result | None:
         key = object_key(cs)
         selector = parse_selector(cs)
+        if not self.versions.satisfied(uid_of(cs), resource_version_of(cs)):
+            # Our last status (or spec) write is not in the cache yet: acting on the older
+            # copy would, for one, write a stale collisionCount or currentRevision back.
+            return Result(requeue_after=CACHE_LAG_RECHECK)
 
         satisfied, waited, pending = self.scale.satisfied(key)
         if not satisfied:
@@ -258,9 +243,8 @@ class CloneSetSync:
         if status_changed(cs.get("status") or {}, status):
             await self.control.write_status(cs, status)
 
-        kept = truncated_pods_to_delete(cs, pods)
-        if kept is not None:
-            await self.control.set_pods_to_delete(cs, kept)
+        if truncated_pods_to_delete(cs, pods) is not None:
+            await self.control.truncate_pods_to_delete(cs, {name_of(p) for p in pods})
         live = live_revision_names(name_of(current), name_of(update), pods, revisions)
         for revision in revisions_to_delete(revisions, live, revision_history_limit_of(cs)):
             await self.control.delete_revision(revision)
@@ -357,119 +341,14 @@ class CloneSetSync:
         update_cs = apply_revision(cs, update)
         failure: tuple[str, str] | None = None
         try:
-            if await self._scale(current_cs, update_cs, pods, pvcs, name_of(current), name_of(update), now):
+            if await self.steps.scale(current_cs, update_cs, pods, pvcs, name_of(current), name_of(update), now):
                 return None
         except (ApiException, TransportError) as exc:
             log.warning("cloneset %s: scale failed: %s", object_key(cs), exc)
             failure = (kruise.CONDITION_FAILED_SCALE, str(exc))
         try:
-            await self._update(update_cs, pods, revisions, current, update, now, requeue)
+            await self.steps.update(update_cs, pods, revisions, current, update, now, requeue)
         except (ApiException, TransportError, UpdateError) as exc:
             log.warning("cloneset %s: update failed: %s", object_key(cs), exc)
             failure = (kruise.CONDITION_FAILED_UPDATE, str(exc))
         return failure
-
-    async def _nodes_for_ranking(self, cs: Mapping[str, Any]) -> list[Obj]:
-        spec = template_of(cs).get("spec") or {}
-        if not spec.get("topologySpreadConstraints"):
-            return []
-        listed = await self.client.list(NODES)
-        return list(listed.get("items") or [])
-
-    async def _scale(
-        self,
-        current_cs: Obj,
-        update_cs: Obj,
-        pods: list[Obj],
-        pvcs: list[Obj],
-        current_name: str,
-        update_name: str,
-        now: datetime,
-    ) -> bool:
-        """Perform this round's Scale step; returns whether it wrote anything."""
-        plan = plan_scale(current_cs, update_cs, pods, pvcs, current_name, update_name, now=now,
-                          gates=self.gates, rng=self.rng, nodes=await self._nodes_for_ranking(update_cs))
-        if plan.scale_up_limited and plan.diffs is not None:
-            self.recorder.event(update_cs, WARNING, "ScaleUpLimited",
-                                "scaleUp is limited because of scaleStrategy.maxUnavailable, "
-                                f"limit: {plan.diffs.scale_up_limit}")
-        modified = False
-        if plan.step == "revive":
-            for pod in plan.revive:
-                modified |= await self.control.set_lifecycle_state(pod, kruise.STATE_PREPARING_NORMAL, now)
-            return modified
-        if plan.step == "create":
-            return await self.control.create_pods(update_cs, plan.creations) > 0
-        for pod in plan.to_preparing_delete:
-            modified |= await self.control.set_lifecycle_state(
-                pod, kruise.STATE_PREPARING_DELETE, now, mark_not_ready=plan.mark_not_ready
-            )
-        for pod in plan.deletions:
-            await self.control.delete_pod(update_cs, pod, pvcs_of_pod(pod, pvcs))
-            modified = True
-        return modified
-
-    async def _refresh(self, cs: Obj, pods: list[Obj], update_name: str, now: datetime, requeue: Requeue) -> bool:
-        """In-place bookkeeping, lifecycle transitions and the pod-template-hash fix for every
-        pod; returns whether a lifecycle or label patch was written (Update then waits)."""
-        modified = False
-        mark_not_ready = marks_pod_not_ready(lifecycle_hook(cs, "inPlaceUpdate"))
-        for pod in pods:
-            action = refresh(pod, now=now)
-            if action.kind == "requeue":
-                requeue.push(action.delay_seconds)
-            elif action.kind in ("update", "update_status"):
-                kind = action.kind
-
-                def redo(fresh: Obj, kind: str = kind) -> Obj | None:
-                    again = refresh(fresh, now=now)
-                    return again.pod if again.kind == kind else None
-
-                if kind == "update":
-                    await self.control.update_pod(pod, redo)
-                else:
-                    await self.control.update_pod_status(pod, redo)
-            state = refreshed_state(cs, pod, update_name, update_completed=pod_update_completed(pod),
-                                    behaviour=self.behaviour)
-            if state is not None:
-                modified |= await self.control.set_lifecycle_state(pod, state, now, mark_not_ready=mark_not_ready)
-            hash_patch = pod_template_hash_patch(pod)
-            if hash_patch is not None:
-                await self.control.patch_pod(pod, hash_patch)
-                modified = True
-        return modified
-
-    async def _update(
-        self,
-        cs: Obj,
-        pods: list[Obj],
-        revisions: list[Obj],
-        current: Obj,
-        update: Obj,
-        now: datetime,
-        requeue: Requeue,
-    ) -> None:
-        """Perform this round's Update step on ``cs`` (the CloneSet with the update template)."""
-        if await self._refresh(cs, pods, name_of(update), now, requeue):
-            return
-        if is_paused(cs):
-            return
-        plan = pods_to_update(cs, pods, name_of(current), name_of(update), now=now, gates=self.gates)
-        target = update if plan.target_revision == name_of(update) else current
-        for index in plan.indexes:
-            pod = pods[index]
-            decision = decide_pod_update(cs, pod, revisions, target, gates=self.gates)
-            if decision.kind == "recreate":
-                await self.control.mark_specified_delete(cs, pod, name_of(target))
-            elif decision.kind == "in_place" and decision.spec is not None:
-                await self.control.update_in_place(cs, pod, decision.spec, now)
-                requeue.push(float(decision.spec.get("graceSeconds") or 0))
-            elif decision.kind == "prepare_update":
-                await self.control.set_lifecycle_state(pod, kruise.STATE_PREPARING_UPDATE, now,
-                                                       mark_not_ready=decision.mark_not_ready)
-            elif decision.kind == "rehook":
-                await self.control.set_lifecycle_state(pod, kruise.STATE_PREPARING_UPDATE, now,
-                                                       mark_not_ready=decision.mark_not_ready,
-                                                       hook=lifecycle_hook(cs, "inPlaceUpdate"))
-            elif decision.kind == "error":
-                raise UpdateError(decision.message)

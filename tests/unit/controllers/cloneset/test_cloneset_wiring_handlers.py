@@ -168,3 +168,15 @@ async def test_cloneset_delete_drops_its_expectations() -> None:
     scale.expect("ns/web", CREATE, "web-abcde")
     handlers.on_cloneset_delete(DeletedFinalStateUnknown("ns/web", None))
     assert scale.satisfied("ns/web")[0]
+
+
+async def test_cloneset_updates_feed_and_deletes_clear_version_expectations() -> None:
+    cs = cloneset()
+    handlers, _, versions, _ = make_handlers(cs)
+    versions.expect("cs-uid", "8")
+    handlers.on_cloneset_update({**cs, "metadata": {**cs["metadata"], "resourceVersion": "7"}},
+                                {**cs, "metadata": {**cs["metadata"], "resourceVersion": "8"}})
+    assert versions.satisfied("cs-uid", "1")
+    versions.expect("cs-uid", "9")
+    handlers.on_cloneset_delete(cs)
+    assert versions.satisfied("cs-uid", "1")

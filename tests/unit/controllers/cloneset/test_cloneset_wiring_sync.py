@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import random
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime, timedelta
@@ -14,13 +16,13 @@ from kubeloop.api.meta import format_time
 from kubeloop.client import ApiClient, ClientConfig, MockResponse, MockTransport, Request
 from kubeloop.controllers.cloneset.control import CloneSetControl
 from kubeloop.controllers.cloneset.options import DEFAULT_BEHAVIOUR, DEFAULT_GATES
+from kubeloop.controllers.cloneset.steps import Requeue, run_concurrently
 from kubeloop.controllers.cloneset.sync import (
     AVAILABILITY_SLACK,
     OWNER_UID_INDEX,
     CloneSetInformers,
     CloneSetSync,
     InvalidCloneSetError,
-    Requeue,
     availability_recheck,
     owner_uids,
     parse_selector,
@@ -161,3 +163,35 @@ async def test_pending_expectations_wait_then_expire() -> None:
     # Expired: the reconcile goes on (and meets the malformed template).
     assert await sync.reconcile(ReconcileRequest("ns", "web")) == Result(requeue=True)
     assert scale.satisfied("ns/web")[0]
+
+
+async def test_run_concurrently_bounds_in_flight_calls_and_keeps_order() -> None:
+    in_flight = 0
+    peak = 0
+
+    async def work(value: int) -> int:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0)
+        in_flight -= 1
+        return value * 2
+
+    calls = [functools.partial(work, i) for i in range(10)]
+    assert await run_concurrently(calls, 3) == [i * 2 for i in range(10)]
+    assert peak == 3
+
+
+async def test_run_concurrently_finishes_every_call_then_raises_the_first_failure() -> None:
+    done: list[int] = []
+
+    async def work(value: int) -> int:
+        await asyncio.sleep(0)
+        if value in (2, 4):
+            raise ValueError(f"bad {value}")
+        done.append(value)
+        return value
+
+    with pytest.raises(ValueError, match="bad 2"):
+        await run_concurrently([functools.partial(work, i) for i in range(6)], 2)
+    assert sorted(done) == [0, 1, 3, 5]
