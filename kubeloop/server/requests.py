@@ -33,7 +33,9 @@ JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
-BODY_TYPES = (JSON, YAML, "application/vnd.kubernetes.protobuf")
+# Only what decode_document reads: a 415 naming protobuf would tell clients that sent it
+# (kubectl 1.32+ typed creates such as ``create deployment``) that it should have worked.
+BODY_TYPES = (JSON, YAML)
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})

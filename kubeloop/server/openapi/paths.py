@@ -21,6 +21,9 @@ PATCH_CONTENT_TYPES = [
     "application/strategic-merge-patch+json",
     "application/apply-patch+yaml",
 ]
+# Custom resources take no strategic merge patch (the server answers 415), and kubectl reads
+# this list to choose its patch type: listing it for a CRD would make ``apply`` try one.
+CUSTOM_PATCH_CONTENT_TYPES = [t for t in PATCH_CONTENT_TYPES if t != "application/strategic-merge-patch+json"]
 
 
 def _query(name: str, kind: str, description: str) -> Schema:
@@ -103,6 +106,9 @@ class _Builder:
         self.tag = f"{(served.group or 'core').replace('.', '_')}_{served.version}"
         self.id_part = f"{_camel(group or 'core')}{_camel(served.version)}"
 
+    def _patch_types(self) -> list[str]:
+        return list(CUSTOM_PATCH_CONTENT_TYPES if self.served.custom else PATCH_CONTENT_TYPES)
+
     def operation(self, verb: str, action: str, op_id: str, response: str, codes: tuple[str, ...],
                   parameters: list[Schema], kind: dict[str, str] | None = None) -> Schema:
         served = self.served
@@ -110,7 +116,7 @@ class _Builder:
         operation: Schema = {
             "description": _DESCRIPTIONS[verb].format(kind=served.kind, part=_part(op_id)),
             "operationId": f"{verb}{self.id_part}{op_id}",
-            "consumes": PATCH_CONTENT_TYPES if action == "patch" else ["*/*"],
+            "consumes": self._patch_types() if action == "patch" else ["*/*"],
             "produces": ["application/json"],
             "schemes": ["https"],
             "tags": [self.tag],

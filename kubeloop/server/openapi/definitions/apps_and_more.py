@@ -89,6 +89,7 @@ DEFINITIONS: dict[str, Schema] = {
             "observedGeneration": int64("The generation the controller last acted on."),
             "readyReplicas": integer("Pods targeted by this Deployment that are ready."),
             "replicas": integer("Pods (not terminating) targeted by this Deployment."),
+            "terminatingReplicas": integer("Pods of this Deployment being deleted but not yet gone."),
             "unavailableReplicas": integer("Pods still needed for the Deployment to be fully available."),
             "updatedReplicas": integer("Pods (not terminating) that run the current template."),
         },
@@ -141,6 +142,7 @@ DEFINITIONS: dict[str, Schema] = {
             "observedGeneration": int64("The generation the controller last acted on."),
             "readyReplicas": integer("Pods that are ready."),
             "replicas": integer("The most recently observed number of pods."),
+            "terminatingReplicas": integer("Pods of this ReplicaSet being deleted but not yet gone."),
         }, ["replicas"],
     ),
     APPS + "RollingUpdateDeployment": definition(
