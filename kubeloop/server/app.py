@@ -40,7 +40,7 @@ from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE, Storage
 
 log = logging.getLogger(__name__)
 
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
 _STATE_KEY = web.AppKey("state", ServerState)
 _TOKEN_KEY = web.AppKey("token", str)
 _OPENAPI_KEY = web.AppKey("openapi", OpenAPIService)
@@ -101,7 +101,7 @@ async def _handle(request: web.Request) -> web.StreamResponse:
         return web.Response(text="ok", content_type="text/plain")
     if path in ("/healthz", "/livez"):
         return web.Response(text="ok", content_type="text/plain")
-    if path == "/version":
+    if path in ("/version", "/version/"):
         return web.Response(body=orjson.dumps(VERSION_INFO), content_type="application/json")
     if openapi_http.is_openapi_path(path):
         if request.method != "GET":

@@ -166,6 +166,7 @@ async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predica
     """Send the watcher's events (filtered) until the deadline, with bookmarks when idle."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + duration
+    progressed = False
     while True:
         remaining = deadline - loop.time()
         if remaining <= 0:
@@ -181,7 +182,14 @@ async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predica
                 await stream.send(_bookmark(info, state.storage.revision))
             continue
         if watcher.backlog > SLOW_WATCHER_BACKLOG:
+            if not progressed:
+                # Cut before it could deliver anything: re-watching from the same version would
+                # be cut again, for ever. A 410 makes the client relist instead.
+                await stream.send(event_line("ERROR", expired_error(
+                    f"too old resource version: {event.rv - 1} (watcher fell {watcher.backlog} events behind)"
+                ).status()))
             return
+        progressed = True
         line = filtered_line(event, predicate, info)
         if line is not None:
             await stream.send(line)

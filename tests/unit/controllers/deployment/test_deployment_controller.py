@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from deployment_builders import NEWER, OLDER, deployment, pod_template, replica_set
-from deployment_fakes import FakeApi, FakeQueue, FakeRecorder, cache, conflict
 
 from kubeloop.client import AlreadyExists
 from kubeloop.controllers.deployment.annotations import REVISION, ROLLBACK_TO
@@ -15,6 +14,7 @@ from kubeloop.controllers.deployment.controller import MAX_RETRIES, DeploymentCo
 from kubeloop.controllers.deployment.strategy import UnsupportedStrategyError
 from kubeloop.runtime.controllerref import OwnerGoneError
 from kubeloop.runtime.handlers import Request
+from tests.unit.controllers.controller_fakes import FakeApi, FakeQueue, FakeRecorder, cache, conflict
 
 Obj = dict[str, Any]
 LABELS = {"foo": "bar"}

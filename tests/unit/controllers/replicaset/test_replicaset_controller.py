@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from replicaset_fakes import FakeApi, FakeQueue, FakeRecorder, cache, conflict
 
 from kubeloop.client import Forbidden, InternalError
 from kubeloop.controllers.replicaset.controller import InvalidObjectError, ReplicaSetController
 from kubeloop.controllers.replicaset.podcontrol import PodTemplateError, namespace_terminating, pod_from_template
 from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.informers import DeletedFinalStateUnknown
+from tests.unit.controllers.controller_fakes import FakeApi, FakeQueue, FakeRecorder, cache, conflict
 
 Obj = dict[str, Any]
 NS = "default"

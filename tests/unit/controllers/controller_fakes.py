@@ -1,4 +1,4 @@
-"""Fakes for the ReplicaSet controller's wiring: an API that records calls, caches, a recorder."""
+"""Fakes for controller wiring tests: an API that records calls, caches filled by hand, a recorder, a queue."""
 
 from __future__ import annotations
 
