@@ -58,6 +58,8 @@ log = logging.getLogger(__name__)
 
 NODE_INDEX = "kubelet.kubeloop.io/node"
 """Pod index: the node a pod is placed on (``""`` for pods not placed yet)."""
+ACTIVE_ON_NODE_INDEX = "kubelet.kubeloop.io/active-on-node"
+"""Pod index: the node of every placed pod that has not finished (a node's load is its size)."""
 NODE_RETRY_SECONDS = 1.0
 
 
@@ -74,6 +76,11 @@ def assigned_node(pod: Mapping[str, Any]) -> str:
 
 def _pod_node_index(pod: dict[str, Any]) -> list[str]:
     return [assigned_node(pod)]
+
+
+def _active_on_node_index(pod: dict[str, Any]) -> list[str]:
+    node = assigned_node(pod)
+    return [node] if node and not _is_terminal(pod) else []
 
 
 def _is_terminal(pod: Mapping[str, Any]) -> bool:
@@ -115,7 +122,8 @@ class Kubelet:
         host = socket.gethostname()
         self._kubelet_events = EventRecorder(ClientEventSink(self.client), "kubelet", host=host)
         self._scheduler_events = EventRecorder(ClientEventSink(self.client), self.config.scheduler_name, host=host)
-        self._pods = await mgr.factory.informer_for(PODS, indexers={NODE_INDEX: _pod_node_index})
+        indexers = {NODE_INDEX: _pod_node_index, ACTIVE_ON_NODE_INDEX: _active_on_node_index}
+        self._pods = await mgr.factory.informer_for(PODS, indexers=indexers)
         self._node_cache = await mgr.factory.informer_for(NODES)
         await (mgr.controller("kubelet")
                .for_(PODS)
@@ -224,10 +232,7 @@ class Kubelet:
     # -- scheduling -----------------------------------------------------------------------
     def _load(self) -> dict[str, int]:
         assert self._pods is not None
-        load = {node.name: 0 for node in self.nodes}
-        for node in self.nodes:
-            load[node.name] = sum(1 for pod in self._pods.indexer.by_index(NODE_INDEX, node.name)
-                                  if not _is_terminal(pod))
+        load = {node.name: self._pods.indexer.index_count(ACTIVE_ON_NODE_INDEX, node.name) for node in self.nodes}
         for key, (uid, node_name) in self._assumed.items():
             cached = self._pods.indexer.get(key)
             if cached is not None and uid_of(cached) == uid and not assigned_node(cached):

@@ -60,6 +60,10 @@ def _store_failure(info: ResourceInfo, name: str, error: StorageError) -> ApiErr
     return conflict_error(info.resource, info.group, name, str(error))
 
 
+GENERATE_NAME_ATTEMPTS = 8
+"""Names drawn for a ``generateName`` before giving up (upstream's retry count)."""
+
+
 def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: bool) -> Obj:
     """Store ``obj`` (a private, type-checked body) as a new object; returns what was stored."""
     meta = obj["metadata"]
@@ -68,7 +72,12 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
         _check_namespace_open(state, namespace)
     generated = False
     if not meta.get("name") and meta.get("generateName"):
-        meta["name"] = generate_name(meta["generateName"])
+        # As upstream's RetryGenerateName (on by default since 1.31): a generated name that is
+        # taken is drawn again, a few times, before the create fails with a conflict.
+        for _ in range(GENERATE_NAME_ATTEMPTS):
+            meta["name"] = generate_name(meta["generateName"])
+            if state.storage.get(info.resource_type, namespace, meta["name"]) is None:
+                break
         generated = True
     name = meta.get("name") or ""
     if not name:

@@ -131,6 +131,10 @@ class Indexer:
     def items(self) -> builtins.list[tuple[str, Obj]]:
         return list(self._items.items())
 
+    def index_count(self, index_name: str, value: str) -> int:
+        """How many objects are indexed under ``value`` (O(1), no list built)."""
+        return len(self._index(index_name).get(value, ()))
+
     def index_keys(self, index_name: str, value: str) -> builtins.list[str]:
         index = self._index(index_name)
         return sorted(index.get(value, ()))

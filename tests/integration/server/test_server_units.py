@@ -183,3 +183,27 @@ def test_selector_transitions(event_type: str, before: dict[str, str] | None, af
     assert decoded["object"]["metadata"]["resourceVersion"] == "9"
     if expected == "DELETED" and event_type == "MODIFIED":
         assert decoded["object"]["metadata"]["labels"] == before
+
+
+def test_a_taken_generated_name_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubeloop.api.status import ApiError
+    from kubeloop.server import objects
+    from kubeloop.server.app import bootstrap, build_registry
+    from kubeloop.server.state import ServerState
+    from kubeloop.server.storage import Storage
+
+    state = ServerState(Storage.open(None, memory=True), build_registry())
+    bootstrap(state)
+    info = state.registry.lookup("", "v1", "configmaps")
+    assert info is not None
+    draws = iter(["cm-aaaaa", "cm-aaaaa", "cm-bbbbb"] + ["cm-aaaaa"] * 8)
+    monkeypatch.setattr(objects, "generate_name", lambda prefix: next(draws))
+
+    def body() -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "cm-", "namespace": "default"}}
+
+    assert objects.create_object(state, info, body(), dry_run=False)["metadata"]["name"] == "cm-aaaaa"
+    assert objects.create_object(state, info, body(), dry_run=False)["metadata"]["name"] == "cm-bbbbb"
+    with pytest.raises(ApiError) as raised:
+        objects.create_object(state, info, body(), dry_run=False)
+    assert raised.value.code == 409 and "not able to generate a unique name" in raised.value.message

@@ -1,0 +1,370 @@
+"""Rollout benchmarks: how long a workload takes to move to a new template, and what it writes.
+
+    .venv/bin/python bench/rollout.py [--pods 2000] [--only cloneset-inplace,cloneset-recreate]
+
+CloneSet scenarios (issue 8): one process runs the embedded API server (in memory), the
+simulated kubelet (pods start and turn ready at once, container restarts and deletions take
+50 ms) and the CloneSet controller, each with its own client; client-side throttling is off so
+the numbers show the work, not the token bucket. A CloneSet of N pods (default 2,000,
+``maxUnavailable`` 20%) is created and waited for until all are available; then its image
+changes and the clock runs until the rollout is complete (every pod on the new revision and
+available, ``currentRevision == updateRevision``, the new generation observed). Reported per
+strategy: time to finish, and the API requests of the controller and of the kubelet during
+the rollout, writes (POST, PUT, PATCH, DELETE) and reads separately.
+
+Deployment scenario (issue 7, ``--workload deployment``, default 5,000 pods): the same
+set-up with the ReplicaSet and Deployment controllers and a kubelet whose delays are all 0. A
+Deployment is created at 0 replicas, scaled to N (timed until complete: N updated, available
+pods), then rolled to a new image (timed until complete again, the old ReplicaSet at 0 and its
+pods gone). Beside it, the floor: a fresh server alone accepting N pod creations from one
+client in a tight sequential loop (and, for reference, with 64 requests in flight).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kubeloop.api import kruise  # noqa: E402
+from kubeloop.client import DEPLOYMENTS, PODS, ApiClient, CountingRequestMetrics, load_kubeconfig  # noqa: E402
+from kubeloop.controllers import add_controllers  # noqa: E402
+from kubeloop.controllers.cloneset.control import CLONESETS  # noqa: E402
+from kubeloop.controllers.cloneset.controller import CloneSetControllerOptions, add_cloneset_controller  # noqa: E402
+from kubeloop.kubelet import BehaviourDefaults, Kubelet  # noqa: E402
+from kubeloop.runtime.manager import Manager, ManagerOptions  # noqa: E402
+from kubeloop.server.app import KubeServer, ServerConfig  # noqa: E402
+from kubeloop.testing.cluster import quick_kubelet_config  # noqa: E402
+
+Obj = dict[str, Any]
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+PODS_PER_NODE = 100
+
+
+def _requests(metrics: CountingRequestMetrics) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for (method, _code), value in metrics.counts.items():
+        counts[method] = counts.get(method, 0) + int(value)
+    return counts
+
+
+def _delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    methods = set(after) | set(before)
+    return {m: after.get(m, 0) - before.get(m, 0) for m in methods if after.get(m, 0) != before.get(m, 0)}
+
+
+def _writes(counts: dict[str, int]) -> int:
+    return sum(v for m, v in counts.items() if m in WRITES)
+
+
+def cloneset_manifest(pods: int, strategy: str) -> Obj:
+    labels = {"app": "bench"}
+    return {
+        "apiVersion": kruise.API_VERSION, "kind": kruise.CLONESET_KIND,
+        "metadata": {"name": "bench", "namespace": "default"},
+        "spec": {
+            "replicas": pods,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels},
+                         "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}],
+                                  "terminationGracePeriodSeconds": 1}},
+            "updateStrategy": {"type": strategy, "maxUnavailable": "20%"},
+        },
+    }
+
+
+async def _client(server: KubeServer, metrics: CountingRequestMetrics) -> ApiClient:
+    config = dataclasses.replace(load_kubeconfig(str(server.kubeconfig_path)), qps=0.0)
+    return ApiClient(config, metrics=metrics)
+
+
+async def _wait(check: Callable[[Obj], bool], client: ApiClient, timeout: float) -> Obj:
+    deadline = time.monotonic() + timeout
+    while True:
+        cs: Obj = await client.get(CLONESETS, "bench", namespace="default")
+        if check(cs):
+            return cs
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"cloneset not done after {timeout}s: {cs.get('status')}")
+        await asyncio.sleep(0.1)
+
+
+def _all_available(pods: int, generation: int) -> Callable[[Obj], bool]:
+    def check(cs: Obj) -> bool:
+        status = cs.get("status") or {}
+        return (status.get("observedGeneration") == generation and status.get("updatedAvailableReplicas") == pods
+                and status.get("availableReplicas") == pods and status.get("replicas") == pods
+                and status.get("currentRevision") == status.get("updateRevision"))
+    return check
+
+
+async def cloneset_rollout(pods: int, strategy: str, timeout: float) -> dict[str, Any]:
+    """Create a CloneSet of ``pods``, wait until available, change its image; measure the rollout."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = KubeServer(ServerConfig(data_dir=Path(tmp) / "data", port=0, memory=True))
+        await server.start()
+        controller_metrics, kubelet_metrics, user_metrics = (CountingRequestMetrics() for _ in range(3))
+        controller_client = await _client(server, controller_metrics)
+        kubelet_client = await _client(server, kubelet_metrics)
+        user = await _client(server, user_metrics)
+        kubelet_manager = Manager(kubelet_client, ManagerOptions(name="bench-kubelet"))
+        controller_manager = Manager(controller_client, ManagerOptions(name="bench-controllers"))
+        try:
+            kubelet = Kubelet(kubelet_client, quick_kubelet_config(nodes=pods // PODS_PER_NODE + 1))
+            await kubelet.setup(kubelet_manager)
+            await add_cloneset_controller(controller_manager, CloneSetControllerOptions())
+            await kubelet_manager.start()
+            await controller_manager.start()
+
+            started = time.monotonic()
+            await user.create(CLONESETS, cloneset_manifest(pods, strategy), namespace="default")
+            await _wait(_all_available(pods, 1), user, timeout)
+            created_in = time.monotonic() - started
+
+            controller_before, kubelet_before = _requests(controller_metrics), _requests(kubelet_metrics)
+            cs = await user.get(CLONESETS, "bench", namespace="default")
+            cs["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.26"
+            started = time.monotonic()
+            await user.update(CLONESETS, cs, namespace="default")
+            await _wait(_all_available(pods, 2), user, timeout)
+            rolled_in = time.monotonic() - started
+            controller = _delta(_requests(controller_metrics), controller_before)
+            kubelet_requests = _delta(_requests(kubelet_metrics), kubelet_before)
+        finally:
+            await controller_manager.stop()
+            await kubelet_manager.stop()
+            for manager in (controller_manager, kubelet_manager):
+                for informer in manager.factory.informers():
+                    await informer.stop()
+            for client in (controller_client, kubelet_client, user):
+                await client.aclose()
+            await server.stop()
+    return {"strategy": strategy, "pods": pods, "create_seconds": created_in, "rollout_seconds": rolled_in,
+            "controller": controller, "kubelet": kubelet_requests}
+
+
+def report_cloneset(result: dict[str, Any]) -> None:
+    controller, kubelet = result["controller"], result["kubelet"]
+    print(f"CloneSet {result['strategy']:<18} pods={result['pods']}: created+available in "
+          f"{result['create_seconds']:.1f}s; rollout {result['rollout_seconds']:.1f}s; "
+          f"controller writes {_writes(controller)} {dict(sorted(controller.items()))}; "
+          f"kubelet writes {_writes(kubelet)} {dict(sorted(kubelet.items()))}")
+
+
+CLONESET_SCENARIOS = {
+    "cloneset-inplace": kruise.IN_PLACE_IF_POSSIBLE,
+    "cloneset-recreate": kruise.RECREATE,
+}
+
+
+async def run_cloneset_scenarios(names: list[str], pods: int, timeout: float) -> None:
+    for name in names:
+        report_cloneset(await cloneset_rollout(pods, CLONESET_SCENARIOS[name], timeout))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pods", type=int, default=None,
+                        help="pods per scenario (default: 2000 for cloneset, 5000 for deployment)")
+    parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--only", default=",".join(CLONESET_SCENARIOS),
+                        help="comma-separated scenarios: " + ", ".join(CLONESET_SCENARIOS))
+    parser.add_argument("--workload", choices=("cloneset", "deployment"), default="cloneset",
+                        help="cloneset: the --only scenarios; deployment: scale 0 -> N and roll, beside the floor")
+    parser.add_argument("--profile", metavar="FILE", default=None,
+                        help="deployment workload: write a cProfile of the whole run to FILE")
+    args = parser.parse_args()
+    if args.workload == "deployment":
+        run_deployment_workload(args.pods or DEPLOYMENT_PODS, args.timeout, args.profile)
+        return
+    args.pods = args.pods or 2000
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in names if n not in CLONESET_SCENARIOS]
+    if unknown:
+        parser.error(f"unknown scenarios: {', '.join(unknown)}")
+    asyncio.run(run_cloneset_scenarios(names, args.pods, args.timeout))
+
+
+# -- Deployment: scale 0 -> N, then roll, beside the API server's floor ----------------------
+
+DEPLOYMENT_PODS = 5000
+FLOOR_CONCURRENCY = 64
+
+
+def deployment_manifest(replicas: int, image: str) -> Obj:
+    labels = {"app": "bench"}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "bench", "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "app", "image": image}],
+                                           "terminationGracePeriodSeconds": 0}}}}
+
+
+def bench_pod(index: int) -> Obj:
+    """A pod like the ones the ReplicaSet controller writes (labels, owner-less, one container)."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"floor-{index}", "labels": {"app": "bench", "pod-template-hash": "5d4c8f9b7"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}], "terminationGracePeriodSeconds": 0}}
+
+
+def _deployment_done(pods: int, generation: int) -> Callable[[Obj], bool]:
+    def check(d: Obj) -> bool:
+        status = d.get("status") or {}
+        return (status.get("observedGeneration", 0) >= generation and status.get("replicas") == pods
+                and status.get("updatedReplicas") == pods and status.get("availableReplicas") == pods)
+    return check
+
+
+async def _wait_deployment(client: ApiClient, check: Callable[[Obj], bool], timeout: float) -> Obj:
+    deadline = time.monotonic() + timeout
+    while True:
+        d: Obj = await client.get(DEPLOYMENTS, "bench", namespace="default")
+        if check(d):
+            return d
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"deployment not done after {timeout}s: {d.get('status')}")
+        await asyncio.sleep(0.05)
+
+
+async def _old_pods_gone(client: ApiClient, pods: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        listed = await client.list(PODS, namespace="default", label_selector="app=bench")
+        if len(listed["items"]) == pods:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{len(listed['items'])} pods left after {timeout}s")
+        await asyncio.sleep(0.05)
+
+
+async def deployment_scale_and_roll(pods: int, timeout: float) -> dict[str, Any]:
+    """Create a Deployment at 0, scale it to ``pods``, then change its image; time both."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = KubeServer(ServerConfig(data_dir=Path(tmp) / "data", port=0, memory=True))
+        await server.start()
+        controller_metrics, kubelet_metrics, user_metrics = (CountingRequestMetrics() for _ in range(3))
+        controller_client = await _client(server, controller_metrics)
+        kubelet_client = await _client(server, kubelet_metrics)
+        user = await _client(server, user_metrics)
+        kubelet_manager = Manager(kubelet_client, ManagerOptions(name="bench-kubelet"))
+        controller_manager = Manager(controller_client, ManagerOptions(name="bench-controllers"))
+        try:
+            kubelet_config = dataclasses.replace(
+                quick_kubelet_config(nodes=pods // PODS_PER_NODE + 1),
+                defaults=BehaviourDefaults(start_delay=0.0, ready_delay=0.0, termination_delay=0.0))
+            kubelet = Kubelet(kubelet_client, kubelet_config)
+            await kubelet.setup(kubelet_manager)
+            await add_controllers(controller_manager, ["replicaset", "deployment"])
+            await kubelet_manager.start()
+            await controller_manager.start()
+
+            await user.create(DEPLOYMENTS, deployment_manifest(0, "nginx:1.25"), namespace="default")
+            await _wait_deployment(user, _deployment_done(0, 1), timeout)
+            before = _requests(controller_metrics), _requests(kubelet_metrics)
+            started, cpu_started = time.monotonic(), time.process_time()
+            await user.patch(DEPLOYMENTS, "bench", {"spec": {"replicas": pods}}, namespace="default")
+            await _wait_deployment(user, _deployment_done(pods, 2), timeout)
+            scaled_in, scale_cpu = time.monotonic() - started, time.process_time() - cpu_started
+            scale_requests = (_delta(_requests(controller_metrics), before[0]),
+                              _delta(_requests(kubelet_metrics), before[1]))
+
+            before = _requests(controller_metrics), _requests(kubelet_metrics)
+            patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26"}]}}}}
+            started, cpu_started = time.monotonic(), time.process_time()
+            await user.patch(DEPLOYMENTS, "bench", patch, patch_type="strategic", namespace="default")
+            await _wait_deployment(user, _deployment_done(pods, 3), timeout)
+            rolled_in, roll_cpu = time.monotonic() - started, time.process_time() - cpu_started
+            await _old_pods_gone(user, pods, timeout)
+            drained_in = time.monotonic() - started
+            roll_requests = (_delta(_requests(controller_metrics), before[0]),
+                             _delta(_requests(kubelet_metrics), before[1]))
+        finally:
+            await controller_manager.stop()
+            await kubelet_manager.stop()
+            for manager in (controller_manager, kubelet_manager):
+                for informer in manager.factory.informers():
+                    await informer.stop()
+            for client in (controller_client, kubelet_client, user):
+                await client.aclose()
+            await server.stop()
+    return {"pods": pods, "scale_seconds": scaled_in, "rollout_seconds": rolled_in, "drained_seconds": drained_in,
+            "scale_cpu": scale_cpu, "roll_cpu": roll_cpu,
+            "scale_requests": scale_requests, "roll_requests": roll_requests}
+
+
+async def api_write_floor(pods: int, concurrency: int) -> tuple[float, float]:
+    """Seconds (wall, then CPU of this process) a fresh in-memory server takes to accept
+    ``pods`` pod creations from one client (``concurrency`` 1: a tight sequential loop)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = KubeServer(ServerConfig(data_dir=Path(tmp) / "data", port=0, memory=True))
+        await server.start()
+        client = await _client(server, CountingRequestMetrics())
+        try:
+            indexes = iter(range(pods))
+
+            async def writer() -> None:
+                for index in indexes:
+                    await client.create(PODS, bench_pod(index), namespace="default")
+
+            started, cpu_started = time.monotonic(), time.process_time()
+            await asyncio.gather(*(writer() for _ in range(concurrency)))
+            return time.monotonic() - started, time.process_time() - cpu_started
+        finally:
+            await client.aclose()
+            await server.stop()
+
+
+Timing = tuple[float, float]
+"""Wall-clock seconds, CPU seconds of the process."""
+
+
+def report_deployment(result: dict[str, Any], floor: Timing, floor_concurrent: Timing) -> None:
+    """Wall-clock times, and CPU seconds of the process (the fairer figure on a shared machine)."""
+    pods = result["pods"]
+    print(f"API floor: {pods} pod creations in {floor[0]:.1f}s ({floor[1]:.1f}s CPU) sequentially "
+          f"({pods / floor[0]:.0f}/s), {floor_concurrent[0]:.1f}s ({floor_concurrent[1]:.1f}s CPU) "
+          f"with {FLOOR_CONCURRENCY} in flight")
+    for phase, seconds, cpu, (controller, kubelet) in (
+            (f"scale 0 -> {pods}", result["scale_seconds"], result["scale_cpu"], result["scale_requests"]),
+            ("roll to a new image", result["rollout_seconds"], result["roll_cpu"], result["roll_requests"])):
+        print(f"Deployment {phase}: complete in {seconds:.1f}s = {seconds / floor[0]:.2f}x the floor "
+              f"({cpu:.1f}s CPU = {cpu / floor[1]:.2f}x); "
+              f"controller writes {_writes(controller)} {dict(sorted(controller.items()))}; "
+              f"kubelet writes {_writes(kubelet)} {dict(sorted(kubelet.items()))}")
+    print(f"Deployment rollout: old pods all gone after {result['drained_seconds']:.1f}s")
+
+
+async def run_deployment_scenarios(pods: int, timeout: float) -> None:
+    floor = await api_write_floor(pods, 1)
+    floor_concurrent = await api_write_floor(pods, FLOOR_CONCURRENCY)
+    report_deployment(await deployment_scale_and_roll(pods, timeout), floor, floor_concurrent)
+
+
+def run_deployment_workload(pods: int, timeout: float, profile: str | None) -> None:
+    if profile is None:
+        asyncio.run(run_deployment_scenarios(pods, timeout))
+        return
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        asyncio.run(run_deployment_scenarios(pods, timeout))
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile)
+        pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()
