@@ -4,7 +4,9 @@
 in pure modules: :mod:`.behaviour` (the ``sim.kubeloop.io/*`` annotations), :mod:`.containers`
 (one container's state machine), :mod:`.podstate` (the kubelet's memory of a pod),
 :mod:`.podstatus` (the status drawn from it), :mod:`.scheduling` (node choice),
-:mod:`.nodes` (Node and Lease objects) and :mod:`.images` (reported image names and ids).
+:mod:`.nodes` (Node and Lease objects), :mod:`.images` (reported image names and ids),
+:mod:`.envmeta` (env read from pod metadata and the ``runtime-containers-meta`` report) and
+:mod:`.launchpriority` (container launch-priority barriers).
 """
 
 from kubeloop.kubelet.agent import Kubelet, assigned_node

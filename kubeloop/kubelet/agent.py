@@ -35,6 +35,7 @@ from kubeloop.client import LEASES, NODES, PODS, ApiClient, Conflict, NotFound, 
 from kubeloop.kubelet.behaviour import PodBehaviour, pod_behaviour
 from kubeloop.kubelet.config import KubeletConfig
 from kubeloop.kubelet.containers import IdSource
+from kubeloop.kubelet.envmeta import reads_metadata, runtime_containers_meta, runtime_meta_patch
 from kubeloop.kubelet.nodes import (
     NODE_LEASE_NAMESPACE,
     SimNode,
@@ -45,7 +46,14 @@ from kubeloop.kubelet.nodes import (
     sim_nodes,
 )
 from kubeloop.kubelet.podevents import container_events
-from kubeloop.kubelet.podstate import PodMemo, advance_pod, deletion_deadline, deletion_started, memo_from_status
+from kubeloop.kubelet.podstate import (
+    PodMemo,
+    advance_pod,
+    deletion_deadline,
+    deletion_started,
+    memo_from_status,
+    spec_containers,
+)
 from kubeloop.kubelet.podstatus import render_status, unschedulable_status
 from kubeloop.kubelet.scheduling import pick_node, wants_scheduling
 from kubeloop.runtime.controller import Result
@@ -187,9 +195,30 @@ class Kubelet:
                 return Result(requeue=True)  # the cache is behind; its update event comes next
             except NotFound:
                 return None
+        if not await self._report_runtime_meta(pod, memo, status):
+            return None
         if due is None:
             return None
         return Result(requeue_after=max(due - now, 0.001))
+
+    async def _report_runtime_meta(self, pod: dict[str, Any], memo: PodMemo, status: Mapping[str, Any]) -> bool:
+        """Write the ``runtime-containers-meta`` annotation (kruise-daemon's part) when it changed.
+
+        Only pods with a container reading env from metadata get it: that report is what an
+        in-place env-from-metadata update waits for. Returns False when the pod is gone.
+        """
+        if not any(reads_metadata(c) for c in spec_containers(pod)):
+            return True
+        started_env = {run.name: run.env for run in memo.containers if run.has_started}
+        report = runtime_containers_meta(status.get("containerStatuses") or (), started_env)
+        patch = runtime_meta_patch(pod, report)
+        if patch is None:
+            return True
+        try:
+            await self.client.patch(PODS, name_of(pod), patch, namespace=namespace_of(pod))
+        except NotFound:
+            return False
+        return True
 
     async def _terminate(self, key: str, pod: dict[str, Any], memo: PodMemo, known: PodMemo | None,
                          behaviour: PodBehaviour, now: float) -> Result | None:

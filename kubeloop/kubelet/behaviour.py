@@ -11,6 +11,10 @@ interface that tests and users rely on:
   restarted with back-off (``CrashLoopBackOff``), so they are never ready;
 - ``sim.kubeloop.io/image-pull-error: "true"``: images never pull (``ErrImagePull`` then
   ``ImagePullBackOff``), so containers never start;
+- ``sim.kubeloop.io/missing-images``: comma-separated images that never pull (as if they did
+  not exist): a container (re)started with one waits in ``ErrImagePull``/``ImagePullBackOff``;
+- ``sim.kubeloop.io/post-start-delay``: seconds a container's ``lifecycle.postStart`` hook takes;
+  the container is ready only after it (containers without the hook ignore it);
 - ``sim.kubeloop.io/termination-delay``: seconds a deleted pod stays Terminating, capped by its
   grace period (a process that exits promptly on SIGTERM takes about a second).
 
@@ -35,6 +39,8 @@ NEVER_READY = PREFIX + "never-ready"
 CRASH_LOOP = PREFIX + "crash-loop"
 IMAGE_PULL_ERROR = PREFIX + "image-pull-error"
 TERMINATION_DELAY = PREFIX + "termination-delay"
+MISSING_IMAGES = PREFIX + "missing-images"
+POST_START_DELAY = PREFIX + "post-start-delay"
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,8 @@ class PodBehaviour:
     never_ready: bool = False
     crash_loop: bool = False
     image_pull_error: bool = False
+    missing_images: frozenset[str] = frozenset()
+    post_start_delay: float = 0.0
 
 
 def _seconds(text: str) -> float | None:
@@ -113,5 +121,9 @@ def pod_behaviour(pod: Mapping[str, Any], defaults: BehaviourDefaults) -> tuple[
         never_ready=flag(NEVER_READY),
         crash_loop=flag(CRASH_LOOP),
         image_pull_error=flag(IMAGE_PULL_ERROR),
+        missing_images=frozenset(
+            part.strip() for part in str(annotations.get(MISSING_IMAGES) or "").split(",") if part.strip()
+        ),
+        post_start_delay=seconds(POST_START_DELAY, 0.0),
     )
     return behaviour, ignored

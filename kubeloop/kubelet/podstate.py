@@ -21,13 +21,17 @@ from kubeloop.kubelet.behaviour import PodBehaviour
 from kubeloop.kubelet.containers import (
     BackOff,
     ContainerRun,
+    ContainerSpec,
     IdSource,
     RunState,
     Termination,
     new_container_run,
+    ready_time,
     step_container,
 )
+from kubeloop.kubelet.envmeta import env_from_metadata
 from kubeloop.kubelet.images import display_image
+from kubeloop.kubelet.launchpriority import barrier_opens, barrier_priority
 
 
 @dataclass(frozen=True)
@@ -58,20 +62,51 @@ def new_pod_memo(pod: Mapping[str, Any], node: str, host_ip: str, pod_ip: str, n
     return PodMemo(str(metadata.get("uid") or ""), node, host_ip, pod_ip, now, runs)
 
 
+def _outranks(other: int | None, priority: int) -> bool:
+    return other is not None and other > priority
+
+
+def container_spec(container: Mapping[str, Any], pod: Mapping[str, Any]) -> ContainerSpec:
+    """What the container asks for now: image, env values read from metadata, postStart hook."""
+    lifecycle = container.get("lifecycle")
+    post_start = isinstance(lifecycle, Mapping) and bool(lifecycle.get("postStart"))
+    return ContainerSpec(str(container.get("image") or ""), env_from_metadata(container, pod), post_start)
+
+
 def advance_pod(pod: Mapping[str, Any], memo: PodMemo, behaviour: PodBehaviour, now: float, new_id: IdSource,
                 back_off: BackOff) -> tuple[PodMemo, float | None]:
-    """Step every container of the pod to ``now``; return the memo and the earliest next due time."""
+    """Step every container of the pod to ``now``; return the memo and the earliest next due time.
+
+    Containers are stepped from the highest launch priority down, so a container held by its
+    barrier sees the containers it waits for already moved on; a held container is created
+    when the barrier opens (see :mod:`kubeloop.kubelet.launchpriority`).
+    """
     runs = {run.name: run for run in memo.containers}
-    stepped: list[ContainerRun] = []
+    containers = spec_containers(pod)
+    priorities = {str(c["name"]): barrier_priority(c) for c in containers}
+    stepping_order = sorted(containers, key=lambda c: -(priorities[str(c["name"])] or 0))
+    stepped: dict[str, ContainerRun] = {}
     earliest: float | None = None
-    for container in spec_containers(pod):
-        name, image = str(container["name"]), str(container.get("image") or "")
-        run = runs.get(name) or new_container_run(name, image, memo.accepted_at)
-        run, due = step_container(run, image, behaviour, now, new_id, back_off)
-        stepped.append(run)
+    for container in stepping_order:
+        name = str(container["name"])
+        spec = container_spec(container, pod)
+        run = runs.get(name) or new_container_run(name, spec.image, memo.accepted_at)
+        priority = priorities[name]
+        if run.state is RunState.CREATING and not run.has_started and priority is not None:
+            higher = [ready_time(other, behaviour) for other_name, other in stepped.items()
+                      if _outranks(priorities[other_name], priority)]
+            opens = barrier_opens(priority, higher)
+            if opens is None:
+                stepped[name] = run
+                continue
+            if opens > run.since:
+                run = replace(run, since=opens)
+        run, due = step_container(run, spec, behaviour, now, new_id, back_off)
+        stepped[name] = run
         if due is not None and (earliest is None or due < earliest):
             earliest = due
-    return replace(memo, containers=tuple(stepped)), earliest
+    ordered = tuple(stepped[str(c["name"])] for c in containers)
+    return replace(memo, containers=ordered), earliest
 
 
 def _time(value: Any, fallback: float) -> float:
@@ -95,8 +130,9 @@ def _termination(record: Any, fallback: float) -> Termination | None:
     )
 
 
-def _run_from_status(name: str, spec_image: str, status: Mapping[str, Any] | None, accepted_at: float,
+def _run_from_status(name: str, spec: ContainerSpec, status: Mapping[str, Any] | None, accepted_at: float,
                      now: float) -> ContainerRun:
+    spec_image = spec.image
     if status is None:
         return new_container_run(name, spec_image, accepted_at)
     reported = str(status.get("image") or "")
@@ -112,6 +148,10 @@ def _run_from_status(name: str, spec_image: str, status: Mapping[str, Any] | Non
         container_id=str(status.get("containerID") or ""),
         restart_count=restarts if isinstance(restarts, int) and restarts >= 0 else 0,
         last_termination=_termination(status.get("lastState"), now),
+        # The values a run started with were in memory; assume the current ones, so resuming
+        # does not restart containers.
+        env=spec.env,
+        ran_image=image if status.get("containerID") else "",
     )
     state = status.get("state") if isinstance(status.get("state"), Mapping) else {}
     assert isinstance(state, Mapping)
@@ -141,7 +181,7 @@ def memo_from_status(pod: Mapping[str, Any], node: str, host_ip: str, pod_ip: st
     accepted_at = _time(status.get("startTime"), now)
     statuses = {str(s.get("name")): s for s in status.get("containerStatuses") or () if isinstance(s, Mapping)}
     runs = tuple(
-        _run_from_status(str(c["name"]), str(c.get("image") or ""), statuses.get(str(c["name"])), accepted_at, now)
+        _run_from_status(str(c["name"]), container_spec(c, pod), statuses.get(str(c["name"])), accepted_at, now)
         for c in spec_containers(pod)
     )
     metadata = pod.get("metadata") or {}

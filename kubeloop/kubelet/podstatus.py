@@ -100,15 +100,19 @@ def _state(run: ContainerRun, pod_name: str, now: float) -> dict[str, Any]:
 
 
 def container_status(run: ContainerRun, behaviour: PodBehaviour, pod_name: str, now: float) -> dict[str, Any]:
-    """One entry of ``status.containerStatuses``."""
+    """One entry of ``status.containerStatuses``.
+
+    A container whose new image fails to pull still reports the image its last run used.
+    """
+    shown = run.ran_image if run.state is RunState.PULL_FAILED and run.ran_image else run.image
     status: dict[str, Any] = {
         "name": run.name,
         "state": _state(run, pod_name, now),
         "lastState": _terminated(run.last_termination) if run.last_termination is not None else {},
         "ready": is_container_ready(run, behaviour, now),
         "restartCount": run.restart_count,
-        "image": display_image(run.image),
-        "imageID": image_id(run.image) if run.has_started else "",
+        "image": display_image(shown),
+        "imageID": image_id(shown) if run.has_started else "",
         "started": run.state is RunState.RUNNING,
     }
     if run.has_started:

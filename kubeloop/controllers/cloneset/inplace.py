@@ -39,6 +39,7 @@ from .options import DEFAULT_GATES, CloneSetFeatureGates
 from .podconditions import has_readiness_gate, refresh_ready_condition, set_pod_condition
 from .podstate import equal_to_revision, short_hash
 from .revisions import template_from_revision
+from .runtimemeta import env_from_metadata_applied
 
 UpdateSpec = dict[str, Any]
 InPlaceUpdateState = dict[str, Any]
@@ -417,10 +418,10 @@ def containers_update_completed(pod: Mapping[str, Any], state: Mapping[str, Any]
     """Whether the kubelet restarted every container of the last batch with its new image.
 
     A container counts as restarted when its status ``imageID`` changed since the update, or its
-    status ``image`` equals the spec image. Env-from-metadata updates also need the runtime
-    metadata annotation written by the node agent.
+    status ``image`` equals the spec image. Env-from-metadata updates also need the node
+    agent's runtime report to match the pod's current metadata (:mod:`.runtimemeta`).
     """
-    if state.get("updateEnvFromMetadata") and not annotations_of(pod).get(kruise.RUNTIME_CONTAINERS_META_ANNOTATION):
+    if state.get("updateEnvFromMetadata") and not env_from_metadata_applied(pod):
         return False
     pending = dict(state.get("lastContainerStatuses") or {})
     images = _spec_images(pod)

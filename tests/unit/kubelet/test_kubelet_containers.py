@@ -130,6 +130,7 @@ def test_an_image_change_restarts_the_running_container_in_place() -> None:
     assert restarted == ContainerRun(
         name="app", image="nginx:2", state=RunState.RUNNING, since=6.0, container_id="containerd://2",
         started_at=6.0, restart_count=1, last_termination=Termination(0, "Completed", 1.0, 6.0, "containerd://1"),
+        ran_image="nginx:2",
     )
     assert due == 8.0
     assert not is_container_ready(restarted, PLAIN, 7.9)

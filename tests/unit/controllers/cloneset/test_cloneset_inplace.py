@@ -21,6 +21,7 @@ from kubeloop.controllers.cloneset.inplace import (
 )
 from kubeloop.controllers.cloneset.jsondiff import apply_metadata_patch, metadata_merge_patch
 from kubeloop.controllers.cloneset.options import CloneSetFeatureGates
+from kubeloop.controllers.cloneset.runtimemeta import env_metadata_hash
 
 
 def _revision(name: str, template: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -245,11 +246,16 @@ def test_tagless_image_is_compared_with_latest() -> None:
     assert containers_update_completed(pod, {"lastContainerStatuses": {"c1": {"imageID": "same"}}})
 
 
-def test_env_from_metadata_needs_runtime_metadata() -> None:
+def test_env_from_metadata_needs_a_matching_runtime_report() -> None:
     pod = _pod(image_id="new")
+    pod["status"]["containerStatuses"][0]["containerID"] = "containerd://2"
     state = {"updateEnvFromMetadata": True, "lastContainerStatuses": {"c1": {"imageID": "old"}}}
     assert not containers_update_completed(pod, state)
     pod["metadata"]["annotations"] = {kruise.RUNTIME_CONTAINERS_META_ANNOTATION: "{}"}
+    assert not containers_update_completed(pod, state)
+    report = {"containers": [{"name": "c1", "containerID": "containerd://2",
+                              "hashes": {"extractedEnvFromMetadataHash": env_metadata_hash([])}}]}
+    pod["metadata"]["annotations"] = {kruise.RUNTIME_CONTAINERS_META_ANNOTATION: orjson.dumps(report).decode()}
     assert containers_update_completed(pod, state)
 
 
