@@ -24,6 +24,7 @@ from kubeloop.api.status import (
 )
 from kubeloop.server import crd
 from kubeloop.server.admit import admit_create, admit_status_update, admit_update
+from kubeloop.server.apply import Manager, Shape, builtin_shape, record_update, schema_shape
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import DeleteOptions
 from kubeloop.server.state import ServerState, copy_object
@@ -64,8 +65,19 @@ GENERATE_NAME_ATTEMPTS = 8
 """Names drawn for a ``generateName`` before giving up (upstream's retry count)."""
 
 
-def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: bool) -> Obj:
-    """Store ``obj`` (a private, type-checked body) as a new object; returns what was stored."""
+def shape_of(info: ResourceInfo) -> Shape:
+    """How server-side apply tracks the fields of ``info``'s objects."""
+    if info.custom is not None:
+        return schema_shape(info.custom.schema)
+    return builtin_shape(info.group, info.kind)
+
+
+def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: bool,
+                  manager: Manager | None = None) -> Obj:
+    """Store ``obj`` (a private, type-checked body) as a new object; returns what was stored.
+
+    With ``manager``, an ``Update`` entry for it joins ``metadata.managedFields``.
+    """
     meta = obj["metadata"]
     namespace = meta.get("namespace") or ""
     if info.namespaced:
@@ -89,6 +101,10 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
             raise invalid_error(info.kind, info.group, name, errors)
         obj["status"] = crd.initial_status(obj, state.now_text())
     admit_create(info, obj)
+    if manager is not None:
+        entries = record_update(None, obj, shape_of(info), manager, state.now_text(), base=_requested_entries(obj))
+        if entries:
+            meta["managedFields"] = entries
     if dry_run:
         return obj
     try:
@@ -112,13 +128,20 @@ def _check_namespace_open(state: ServerState, namespace: str) -> None:
                               "terminated")
 
 
+def _requested_entries(obj: Obj) -> list[Any]:
+    entries = obj["metadata"].get("managedFields")
+    return list(entries) if isinstance(entries, list) else []
+
+
 def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: Obj, *, status: bool,
-                  dry_run: bool) -> Obj:
+                  dry_run: bool, manager: Manager | None = None) -> Obj:
     """Replace ``old`` by ``requested`` (main endpoint, or ``/status`` when ``status``).
 
     ``requested`` is a private copy whose name and namespace were checked. No-op updates store
     nothing and return ``old``; an update that leaves a deleted object without finalizers
-    deletes it and returns its last state.
+    deletes it and returns its last state. A request without ``managedFields`` keeps the old
+    ones; with ``manager``, main-endpoint writes record an ``Update`` entry for it (``/status``
+    writes are not tracked: they are the most frequent writes and nobody applies status here).
     """
     if status:
         new = merge_status_write(info, copy_object(requested), copy_object(old))
@@ -136,6 +159,14 @@ def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: O
         bump_generation(info, new, old)
     if _is_crd(info) and not status:
         new["status"] = crd.refreshed_status(new, state.now_text())
+    new_meta = new["metadata"]
+    if "managedFields" not in new_meta and "managedFields" in old["metadata"]:
+        new_meta["managedFields"] = old["metadata"]["managedFields"]
+    if manager is not None and not status:
+        new_meta["managedFields"] = record_update(old, new, shape_of(info), manager, state.now_text(),
+                                                  base=_requested_entries(new))
+        if not new_meta["managedFields"]:
+            del new_meta["managedFields"]
     if new == old:
         return old
     if dry_run:

@@ -28,6 +28,7 @@ from kubeloop.api.intstr import IntOrPercentError
 from kubeloop.api.meta import controller_of, name_of, namespace_of, now, uid_of
 from kubeloop.client import DEPLOYMENTS, PODS, REPLICA_SETS, ApiClient, is_conflict
 from kubeloop.controllers.deployment import events
+from kubeloop.controllers.deployment.objects import RECREATE, strategy_type
 from kubeloop.controllers.deployment.selection import (
     deployments_for_replica_set_added,
     deployments_for_replica_set_deleted,
@@ -139,7 +140,8 @@ class DeploymentController:
         if replica_set is None or uid_of(replica_set) != reference.get("uid"):
             return
         deployment = resolve_controller(namespace, controller_of(replica_set), self._namespace_deployments(pod))
-        if deployment is None:
+        if deployment is None or strategy_type(deployment) != RECREATE:
+            # Only a Recreate rollout waits for pods to go; skip grouping the namespace's pods.
             return
         owned = [
             rs for rs in self.replica_sets.indexer.by_namespace(namespace)

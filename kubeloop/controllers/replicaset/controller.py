@@ -35,7 +35,6 @@ from kubeloop.api.meta import (
     resource_version_of,
     uid_of,
 )
-from kubeloop.api.pods import POD_FAILED, POD_SUCCEEDED, is_pod_active, pod_phase
 from kubeloop.client import PODS, REPLICA_SETS, ApiClient, is_conflict, is_not_found
 from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to_manage, slow_start_batch
 from kubeloop.controllers.replicaset.podcontrol import (
@@ -44,13 +43,16 @@ from kubeloop.controllers.replicaset.podcontrol import (
     namespace_terminating,
     pod_from_template,
 )
+from kubeloop.controllers.replicaset.podfacts import PodFacts, PodFactsCache, pod_facts
 from kubeloop.controllers.replicaset.ranking import pods_to_delete
 from kubeloop.controllers.replicaset.status import (
+    ReplicaCounts,
     availability_recheck_after,
     became_ready_recheck_after,
-    calculate_status,
+    status_from_counts,
     status_needs_update,
     status_to_write,
+    template_labels,
 )
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 from kubeloop.runtime.controller import Result
@@ -131,11 +133,6 @@ def pod_controller_index(pod: Mapping[str, Any]) -> list[str]:
     return [f"{namespace_of(pod)}/{owner.get('uid', '') if owner is not None else ''}"]
 
 
-def is_terminating_pod(pod: Mapping[str, Any]) -> bool:
-    """Being deleted but not finished: it still runs and is reported as terminating."""
-    return is_being_deleted(pod) and pod_phase(pod) not in (POD_SUCCEEDED, POD_FAILED)
-
-
 class ReplicaSetController:
     """Handlers and the reconcile function of the ReplicaSet controller.
 
@@ -163,6 +160,8 @@ class ReplicaSetController:
         self.wall = wall
         self.burst_replicas = burst_replicas
         self.expectations = UIDTrackingControllerExpectations(clock)
+        self.pod_facts = PodFactsCache()
+        self._selectors: dict[str, tuple[Any, Selector]] = {}
         self._queue: Queue | None = None
 
     # -- wiring ---------------------------------------------------------------------------
@@ -171,7 +170,7 @@ class ReplicaSetController:
 
     def register_handlers(self) -> None:
         self.pods.add_event_handler(
-            EventHandlerFuncs(add=self.on_pod_add, update=self.on_pod_update, delete=self.on_pod_delete)
+            EventHandlerFuncs(add=self.on_pod_add, update=self.on_pod_update, delete=self.on_pod_removed)
         )
         self.replica_sets.add_event_handler(EventHandlerFuncs(delete=self.on_replica_set_delete))
 
@@ -228,6 +227,10 @@ class ReplicaSetController:
             if labels_changed:
                 self.on_pod_delete(old)
             return
+        if not labels_changed and pod_facts(old) == self.pod_facts.facts(current):
+            # Nothing a sync reads for claim or status changed (e.g. the pod was bound to a
+            # node): the last sync's outcome stands, so skip the re-sync upstream would run.
+            return
         current_ref, old_ref = controller_of(current), controller_of(old)
         ref_changed = current_ref != old_ref
         if ref_changed and old_ref is not None:
@@ -247,6 +250,13 @@ class ReplicaSetController:
             for replica_set in self.replica_sets_for_orphan(current):
                 self._enqueue(replica_set)
 
+    def on_pod_removed(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        """The informer's delete event: forget the pod's cached facts, then :meth:`on_pod_delete`."""
+        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if pod is not None:
+            self.pod_facts.forget(pod)
+        self.on_pod_delete(obj)
+
     def on_pod_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if pod is None:
@@ -262,6 +272,7 @@ class ReplicaSetController:
         key = obj.key if isinstance(obj, DeletedFinalStateUnknown) else object_key(obj)
         self.expectations.delete_expectations(key)
         if replica_set is not None:
+            self._selectors.pop(uid_of(replica_set), None)
             self._enqueue(replica_set)
 
     # -- sync -----------------------------------------------------------------------------
@@ -283,36 +294,69 @@ class ReplicaSetController:
             return None
         replica_set: Obj = deep_copy(cached)
         try:
-            selector = replica_set_selector(replica_set)
+            selector = self._selector(replica_set)
         except InvalidObjectError as exc:
             self.recorder.event(replica_set, WARNING, INVALID_SELECTOR, str(exc), kind=REPLICA_SET_KIND,
                                 api_version=REPLICA_SET_API_VERSION)
             raise
         needs_sync = self.expectations.satisfied(key)
-        namespace_pods = self._claimable_pods(request.namespace, uid_of(replica_set))
-        candidates = [pod for pod in namespace_pods if is_pod_active(pod)]
-        claimed = await self._claim_pods(replica_set, selector, candidates)
-        terminating = [
-            pod for pod in namespace_pods
-            if is_terminating_pod(pod) and (controller_of(pod) or {}).get("uid") == uid_of(replica_set)
-        ]
+        uid = uid_of(replica_set)
+        facts = self.pod_facts.facts
+        owned, orphans = self._claimable_pods(request.namespace, uid)
+        # Active pods we control that match are claimed as they are (the claim rules' first
+        # case); only the rest, to adopt or release, go through the claim with its writes.
+        claimed_as_is: list[Obj] = []
+        claimed_facts: list[PodFacts] = []
+        to_claim: list[Obj] = []
+        terminating = 0
+        for pod in owned:
+            pod_facts_ = facts(pod)
+            if pod_facts_.active:
+                if pod_facts_.controller_uid == uid and self.pod_facts.matches(selector, pod):
+                    claimed_as_is.append(pod)
+                    claimed_facts.append(pod_facts_)
+                else:
+                    to_claim.append(pod)
+            elif pod_facts_.terminating and pod_facts_.controller_uid == uid:
+                terminating += 1
+        for pod in orphans:
+            pod_facts_ = facts(pod)
+            if pod_facts_.active:
+                to_claim.append(pod)
+            elif pod_facts_.terminating and pod_facts_.controller_uid == uid:
+                terminating += 1
+        claimed_now = await self._claim_pods(replica_set, selector, to_claim) if to_claim else []
+        claimed = [*claimed_as_is, *claimed_now]
+        claimed_facts.extend(facts(pod) for pod in claimed_now)
         manage_error: BaseException | None = None
         if needs_sync and not is_being_deleted(replica_set):
             manage_error = await self._manage_replicas(replica_set, claimed)
-        updated = await self._update_status(replica_set, claimed, terminating, manage_error)
+        updated = await self._update_status(replica_set, claimed_facts, terminating, manage_error)
         if manage_error is not None:
             raise manage_error
         recheck = availability_recheck_after(updated, False)
         return Result(requeue_after=recheck.total_seconds()) if recheck is not None else None
 
-    def _claimable_pods(self, namespace: str, uid: str) -> list[Obj]:
-        """The namespace's pods this ReplicaSet controls, then its orphans (all pods when the
-        informer has no :data:`POD_CONTROLLER_INDEX`)."""
+    def _claimable_pods(self, namespace: str, uid: str) -> tuple[list[Obj], list[Obj]]:
+        """The namespace's pods this ReplicaSet controls and its orphans; without a
+        :data:`POD_CONTROLLER_INDEX` nothing and every pod of the namespace (in key order)."""
         indexer = self.pods.indexer
         if POD_CONTROLLER_INDEX not in indexer.indexer_names():
-            return indexer.by_namespace(namespace)
-        return [*indexer.by_index(POD_CONTROLLER_INDEX, f"{namespace}/{uid}"),
-                *indexer.by_index(POD_CONTROLLER_INDEX, f"{namespace}/")]
+            return [], indexer.by_namespace(namespace)
+        return (indexer.by_index(POD_CONTROLLER_INDEX, f"{namespace}/{uid}"),
+                indexer.by_index(POD_CONTROLLER_INDEX, f"{namespace}/"))
+
+    def _selector(self, replica_set: Mapping[str, Any]) -> Selector:
+        """:func:`replica_set_selector`, parsed once per ReplicaSet and selector value: the one
+        object per selector also lets :class:`PodFactsCache` remember matches by identity."""
+        raw = _spec(replica_set).get("selector")
+        uid = uid_of(replica_set)
+        cached = self._selectors.get(uid)
+        if cached is not None and cached[0] == raw:
+            return cached[1]
+        selector = replica_set_selector(replica_set)
+        self._selectors[uid] = (deep_copy(raw) if isinstance(raw, dict) else raw, selector)
+        return selector
 
     async def _claim_pods(self, replica_set: Obj, selector: Selector, candidates: Sequence[Obj]) -> list[Obj]:
         namespace = namespace_of(replica_set)
@@ -378,6 +422,7 @@ class ReplicaSetController:
         namespace = namespace_of(replica_set)
         seen: set[str] = set()
         related: list[Obj] = []
+        namespace_pods: list[Obj] | None = None
         for sibling in self.replica_sets.indexer.by_namespace(namespace):
             sibling_owner = controller_of(sibling)
             if sibling_owner is None or sibling_owner.get("uid") != owner.get("uid"):
@@ -385,7 +430,9 @@ class ReplicaSetController:
             selector = _matching_selector(sibling)
             if selector is None:
                 continue
-            for pod in self.pods.indexer.by_namespace(namespace):
+            if namespace_pods is None:
+                namespace_pods = self.pods.indexer.by_namespace(namespace)
+            for pod in namespace_pods:
                 if uid_of(pod) not in seen and selector.matches(labels_of(pod)):
                     seen.add(uid_of(pod))
                     related.append(pod)
@@ -413,14 +460,32 @@ class ReplicaSetController:
         errors = await asyncio.gather(*(delete_one(pod) for pod in doomed))
         return next((error for error in errors if error is not None), None)
 
+    @staticmethod
+    def _count(replica_set: Mapping[str, Any], active_pods: Sequence[PodFacts], terminating: int,
+               now: datetime) -> ReplicaCounts:
+        """The status counts of the claimed active pods, in one pass over their facts."""
+        min_ready = _int(_spec(replica_set).get("minReadySeconds"), 0)
+        labels = template_labels(replica_set)
+        fully_labeled = ready = available = 0
+        for pod_facts_ in active_pods:
+            if pod_facts_.fully_labeled(labels):
+                fully_labeled += 1
+            if pod_facts_.ready:
+                ready += 1
+                if pod_facts_.available(min_ready, now):
+                    available += 1
+        return ReplicaCounts(len(active_pods), fully_labeled, ready, available, terminating)
+
     async def _update_status(
-        self, replica_set: Obj, active_pods: list[Obj], terminating: list[Obj], manage_error: BaseException | None
+        self, replica_set: Obj, active_pods: list[PodFacts], terminating: int, manage_error: BaseException | None
     ) -> Obj:
         """Write the status if it changed (retrying once on a conflict); returns the ReplicaSet as stored."""
         message = str(manage_error) if manage_error is not None else None
         current = replica_set
         for attempt in range(2):
-            new_status = calculate_status(current, active_pods, message, self.wall(), terminating)
+            now = self.wall()
+            new_status = status_from_counts(current, self._count(current, active_pods, terminating, now), message,
+                                            now)
             if not status_needs_update(current, new_status):
                 return current
             body = {**current, "status": status_to_write(current, new_status)}

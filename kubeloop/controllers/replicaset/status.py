@@ -11,6 +11,7 @@ removes it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -52,6 +53,36 @@ def is_fully_labeled(pod: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
     return all(pod_labels.get(key) == value for key, value in labels.items())
 
 
+@dataclass(frozen=True, slots=True)
+class ReplicaCounts:
+    """The pod counts a ReplicaSet status reports; ``terminating`` ``None`` leaves the field out."""
+
+    replicas: int
+    fully_labeled: int
+    ready: int
+    available: int
+    terminating: int | None = None
+
+
+def count_replicas(
+    replica_set: Mapping[str, Any],
+    active_pods: Sequence[Mapping[str, Any]],
+    now: datetime,
+    terminating_pods: Sequence[Mapping[str, Any]] | None = None,
+) -> ReplicaCounts:
+    """Count ``active_pods`` (claimed, active) as the status reports them."""
+    min_ready = _int(_section(replica_set, "spec"), "minReadySeconds")
+    labels = template_labels(replica_set)
+    ready = [pod for pod in active_pods if is_pod_ready(pod)]
+    return ReplicaCounts(
+        replicas=len(active_pods),
+        fully_labeled=sum(1 for pod in active_pods if is_fully_labeled(pod, labels)),
+        ready=len(ready),
+        available=sum(1 for pod in ready if is_pod_available(pod, min_ready, now)),
+        terminating=None if terminating_pods is None else len(terminating_pods),
+    )
+
+
 def calculate_status(
     replica_set: Mapping[str, Any],
     active_pods: Sequence[Mapping[str, Any]],
@@ -65,15 +96,20 @@ def calculate_status(
     any). ``terminating_pods`` (claimed pods being deleted, not yet finished) fills
     ``terminatingReplicas``; ``None`` leaves the field out.
     """
+    return status_from_counts(replica_set, count_replicas(replica_set, active_pods, now, terminating_pods),
+                              manage_error, now)
+
+
+def status_from_counts(
+    replica_set: Mapping[str, Any], counts: ReplicaCounts, manage_error: str | None, now: datetime
+) -> Obj:
+    """The new status for ``replica_set`` given its pods' counts (see :func:`calculate_status`)."""
     status: Obj = dict(_section(replica_set, "status"))
     spec = _section(replica_set, "spec")
-    min_ready = _int(spec, "minReadySeconds")
-    labels = template_labels(replica_set)
-    ready = [pod for pod in active_pods if is_pod_ready(pod)]
     conditions = _conditions(status)
     failure = next((c for c in conditions if c.get("type") == REPLICA_FAILURE), None)
     if manage_error is not None and failure is None:
-        shortfall = len(active_pods) - _int(spec, "replicas", 1)
+        shortfall = counts.replicas - _int(spec, "replicas", 1)
         reason = FAILED_CREATE if shortfall < 0 else FAILED_DELETE if shortfall > 0 else ""
         conditions.append(
             {
@@ -87,14 +123,14 @@ def calculate_status(
     elif manage_error is None and failure is not None:
         conditions = [c for c in conditions if c.get("type") != REPLICA_FAILURE]
     status["conditions"] = conditions
-    status["replicas"] = len(active_pods)
-    status["fullyLabeledReplicas"] = sum(1 for pod in active_pods if is_fully_labeled(pod, labels))
-    status["readyReplicas"] = len(ready)
-    status["availableReplicas"] = sum(1 for pod in ready if is_pod_available(pod, min_ready, now))
-    if terminating_pods is None:
+    status["replicas"] = counts.replicas
+    status["fullyLabeledReplicas"] = counts.fully_labeled
+    status["readyReplicas"] = counts.ready
+    status["availableReplicas"] = counts.available
+    if counts.terminating is None:
         status.pop("terminatingReplicas", None)
     else:
-        status["terminatingReplicas"] = len(terminating_pods)
+        status["terminatingReplicas"] = counts.terminating
     return status
 
 

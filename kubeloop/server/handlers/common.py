@@ -19,6 +19,7 @@ from kubeloop.api.status import (
     not_found_error,
     too_large_error,
 )
+from kubeloop.server.apply import UPDATE, Manager, manager_from_user_agent
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import MAX_BODY_BYTES, dry_run_values
 from kubeloop.server.routing import Target
@@ -122,3 +123,9 @@ def expected_revision(info: ResourceInfo, name: str, text: str | None, current_r
     """A resourceVersion in a write must be the current one (optimistic concurrency, 409 otherwise)."""
     if text and text != current_rv:
         raise conflict_error(info.resource, info.group, name, OBJECT_MODIFIED)
+
+
+def update_manager(request: web.Request, target: Target, api_version: Any) -> Manager:
+    """The ``Update`` manager of a write: ``?fieldManager=`` or the user agent's product name."""
+    name = request.query.get("fieldManager") or manager_from_user_agent(request.headers.get("User-Agent"))
+    return Manager(name, UPDATE, str(api_version or ""), target.subresource or "")

@@ -2,8 +2,11 @@
 
 The Content-Type picks the format; the patch is applied to a copy of the current object in the
 same event-loop step as the write, so it never conflicts unless it sets a resourceVersion.
-The result then takes the ordinary update path. ``application/apply-patch+yaml`` is served as
-"create when missing, else merge", a subset of server-side apply without field ownership.
+The result then takes the ordinary update path. ``application/apply-patch+yaml`` is
+server-side apply (:mod:`kubeloop.server.apply`), which needs ``?fieldManager=`` (422
+otherwise, as upstream): it creates a missing object, tracks field ownership in
+``managedFields`` and answers conflicts with 409 unless ``?force=true``; the other formats
+record an ``Update`` entry for their manager.
 """
 
 from __future__ import annotations
@@ -13,11 +16,25 @@ from typing import Any
 from aiohttp import web
 
 from kubeloop.api.status import ApiError, bad_request_error, not_found_error, unsupported_media_type_error
-from kubeloop.server.handlers.common import check_type, is_dry_run, json_response, metadata_of, read_body
+from kubeloop.server.apply import (
+    APPLY,
+    ApplyConflicts,
+    Manager,
+    apply_configuration,
+    require_field_manager,
+)
+from kubeloop.server.handlers.common import (
+    check_type,
+    is_dry_run,
+    json_response,
+    metadata_of,
+    read_body,
+    update_manager,
+)
 from kubeloop.server.handlers.read import present
 from kubeloop.server.handlers.scale import apply_scale, scale_of
 from kubeloop.server.handlers.write import check_identity
-from kubeloop.server.objects import create_object, update_object
+from kubeloop.server.objects import create_object, shape_of, update_object
 from kubeloop.server.patch import (
     PatchError,
     apply_json_patch,
@@ -81,40 +98,52 @@ async def handle_patch(state: ServerState, request: web.Request, target: Target)
     patch = decode_patch(patch_type, raw)
     name = str(target.name)
     current = state.storage.get(info.resource_type, target.namespace or "", name)
+    if patch_type == APPLY_PATCH and target.subresource is None:
+        applier = require_field_manager(request.query.get("fieldManager"))
+        return _apply(state, target, current, patch, applier, request.query.get("force") == "true", dry_run)
     if current is None:
-        if patch_type == APPLY_PATCH and target.subresource is None:
-            return _apply_create(state, target, patch, dry_run)
         raise not_found_error(info.resource, info.group, name)
     if target.subresource == "scale":
         # A Scale has no lists, so a strategic merge patch of it is a plain merge patch.
         scale_patch_type = JSON_PATCH if patch_type == JSON_PATCH else MERGE_PATCH
         scale = apply_patch(info, scale_patch_type, scale_of(info, current), patch)
-        return json_response(apply_scale(state, info, current, scale, name, dry_run))
+        return json_response(apply_scale(state, info, current, scale, name, dry_run,
+                                         update_manager(request, target, current.get("apiVersion"))))
     patched = apply_patch(info, patch_type, copy_object(current), patch)
     if not isinstance(patched, dict):
         raise bad_request_error("the patched object must be a JSON object")
     check_type(info, patched, api_version=current.get("apiVersion") if info.custom is not None else None)
     check_identity(info, target, patched, current)
-    stored = update_object(state, info, patched, current, status=target.subresource == "status", dry_run=dry_run)
+    stored = update_object(state, info, patched, current, status=target.subresource == "status", dry_run=dry_run,
+                           manager=update_manager(request, target, patched.get("apiVersion")))
     return json_response(present(info, stored))
 
 
-def _apply_create(state: ServerState, target: Target, obj: Obj, dry_run: bool) -> web.StreamResponse:
+def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj, applier: str, force: bool,
+           dry_run: bool) -> web.StreamResponse:
+    """Server-side apply of ``config`` by ``applier``: create ``current`` when missing, else merge into it."""
     info = target.info
-    check_type(info, obj)
-    meta = metadata_of(obj)
+    check_type(info, config, api_version=current.get("apiVersion") if current and info.custom is not None else None)
+    manager = Manager(applier, APPLY, str(config["apiVersion"]))
+    meta = metadata_of(config)
     if meta.get("name") not in (None, "", target.name):
         raise bad_request_error(f"the name of the object ({meta.get('name')}) does not match the name on the URL "
                                 f"({target.name})")
-    meta["name"] = target.name
-    meta.pop("resourceVersion", None)
+    body_ns = meta.get("namespace") or ""
+    if info.namespaced and body_ns and body_ns != target.namespace:
+        raise bad_request_error("the namespace of the provided object does not match the namespace sent on "
+                                "the request")
+    try:
+        obj = apply_configuration(current, config, shape_of(info), manager, state.now_text(), force=force)
+    except ApplyConflicts as conflicts:
+        raise conflicts.api_error() from None
+    check_type(info, obj, api_version=manager.api_version)
+    if current is not None:
+        stored = update_object(state, info, obj, current, status=False, dry_run=dry_run)
+        return json_response(present(info, stored))
+    new_meta = metadata_of(obj)
+    new_meta["name"] = target.name
     if info.namespaced:
-        body_ns = meta.get("namespace") or ""
-        if body_ns and body_ns != target.namespace:
-            raise bad_request_error("the namespace of the provided object does not match the namespace sent on "
-                                    "the request")
-        meta["namespace"] = target.namespace
-    else:
-        meta.pop("namespace", None)
+        new_meta["namespace"] = target.namespace
     stored = create_object(state, info, obj, dry_run)
     return json_response(present(info, stored), 201)

@@ -12,6 +12,7 @@ from typing import Any
 from kubeloop.api.labels import label_selector_string
 from kubeloop.api.status import bad_request_error, invalid_error
 from kubeloop.server import admission
+from kubeloop.server.apply import Manager
 from kubeloop.server.handlers.common import expected_revision
 from kubeloop.server.objects import update_object
 from kubeloop.server.registry import ResourceInfo, ScaleSpec
@@ -69,8 +70,12 @@ def scale_of(info: ResourceInfo, parent: Obj) -> Obj:
             "spec": {"replicas": replicas if isinstance(replicas, int) else 0}, "status": status}
 
 
-def apply_scale(state: ServerState, info: ResourceInfo, parent: Obj, scale: Any, name: str, dry_run: bool) -> Obj:
-    """Write ``scale`` (a requested Scale) into ``parent``; returns the resulting Scale."""
+def apply_scale(state: ServerState, info: ResourceInfo, parent: Obj, scale: Any, name: str, dry_run: bool,
+                manager: Manager | None = None) -> Obj:
+    """Write ``scale`` (a requested Scale) into ``parent``; returns the resulting Scale.
+
+    ``manager`` (with subresource ``scale``) gets the replicas field in ``managedFields``.
+    """
     if not isinstance(scale, dict):
         raise bad_request_error("the body must be a Scale object")
     kind, version = scale.get("kind"), scale.get("apiVersion")
@@ -99,5 +104,5 @@ def apply_scale(state: ServerState, info: ResourceInfo, parent: Obj, scale: Any,
     expected_revision(info, name, rv if isinstance(rv, str) else None, parent["metadata"]["resourceVersion"])
     new = copy_object(parent)
     _write(new, _path(_spec_of(info).spec_replicas_path), replicas)
-    stored = update_object(state, info, new, parent, status=False, dry_run=dry_run)
+    stored = update_object(state, info, new, parent, status=False, dry_run=dry_run, manager=manager)
     return scale_of(info, stored)

@@ -16,6 +16,7 @@ from kubeloop.server.handlers.common import (
     json_response,
     metadata_of,
     read_body,
+    update_manager,
 )
 from kubeloop.server.handlers.read import get_object, present
 from kubeloop.server.handlers.scale import apply_scale
@@ -38,7 +39,7 @@ async def handle_create(state: ServerState, request: web.Request, target: Target
     if meta.get("resourceVersion"):
         raise bad_request_error("resourceVersion should not be set on objects to be created")
     apply_namespace(target, meta)
-    stored = create_object(state, info, obj, dry_run)
+    stored = create_object(state, info, obj, dry_run, update_manager(request, target, obj.get("apiVersion")))
     return json_response(present(info, stored), 201)
 
 
@@ -63,8 +64,10 @@ async def handle_update(state: ServerState, request: web.Request, target: Target
     obj = require_object(decode_document(raw, request.headers.get("Content-Type")))
     current = get_object(state, target)
     if target.subresource == "scale":
-        return json_response(apply_scale(state, info, current, obj, str(target.name), dry_run))
+        return json_response(apply_scale(state, info, current, obj, str(target.name), dry_run,
+                                         update_manager(request, target, current.get("apiVersion"))))
     check_type(info, obj)
     check_identity(info, target, obj, current)
-    stored = update_object(state, info, obj, current, status=target.subresource == "status", dry_run=dry_run)
+    stored = update_object(state, info, obj, current, status=target.subresource == "status", dry_run=dry_run,
+                           manager=update_manager(request, target, obj.get("apiVersion")))
     return json_response(present(info, stored))

@@ -71,8 +71,9 @@ def test_scale_subresource_reads_and_writes_replicas(cluster: Cluster) -> None:
     assert caught.value.status == 404
 
 
-def _patch(cluster: Cluster, content_type: str, body: object, name: str = "web") -> tuple[int, dict[str, object]]:
-    status, _, raw = cluster.raw("PATCH", f"/apis/apps/v1/namespaces/default/deployments/{name}",
+def _patch(cluster: Cluster, content_type: str, body: object, name: str = "web",
+           query: str = "") -> tuple[int, dict[str, object]]:
+    status, _, raw = cluster.raw("PATCH", f"/apis/apps/v1/namespaces/default/deployments/{name}{query}",
                                  headers={"Content-Type": content_type}, body=orjson.dumps(body))
     decoded: dict[str, object] = orjson.loads(raw)
     return status, decoded
@@ -95,11 +96,19 @@ def test_every_patch_type(cluster: Cluster) -> None:
         "containers": [{"name": "only", "image": "redis"}]}}}})
     assert status == 200
     assert [c["name"] for c in body["spec"]["template"]["spec"]["containers"]] == ["only"]  # type: ignore[index]
-    # Apply patch creates when missing, then merges.
+    # Server-side apply needs a field manager, creates when missing, then applies changes.
     status, body = _patch(cluster, "application/apply-patch+yaml", deployment("applied"), name="applied")
+    assert status == 422 and "fieldManager: Required value" in str(body["message"])
+    status, body = _patch(cluster, "application/apply-patch+yaml", deployment("applied"), name="applied",
+                          query="?fieldManager=tester")
     assert status == 201
-    status, body = _patch(cluster, "application/apply-patch+yaml", {"spec": {"replicas": 3}}, name="applied")
+    changed = deployment("applied")
+    changed["spec"]["replicas"] = 3
+    status, body = _patch(cluster, "application/apply-patch+yaml", changed, name="applied",
+                          query="?fieldManager=tester")
     assert status == 200 and body["spec"]["replicas"] == 3  # type: ignore[index]
+    managers = {(m["manager"], m["operation"]) for m in body["metadata"]["managedFields"]}  # type: ignore[index]
+    assert ("tester", "Apply") in managers
 
 
 def test_patch_errors(cluster: Cluster) -> None:

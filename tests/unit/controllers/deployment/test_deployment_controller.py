@@ -101,6 +101,21 @@ async def test_sync_creates_the_replica_set_then_writes_status_twice() -> None:
     assert recorder.reasons() == ["ScalingReplicaSet"]
 
 
+async def test_only_a_recreate_sync_reads_the_pods(monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[str] = []
+    for strategy in ("RollingUpdate", "Recreate"):
+        dc, api, _, _ = controller([deployment(1, strategy=strategy)], [])
+
+        def by_namespace(namespace: str, strategy: str = strategy) -> list[Obj]:
+            reads.append(strategy)
+            return []
+
+        monkeypatch.setattr(dc.pods.indexer, "by_namespace", by_namespace)
+        await dc.reconcile(Request("default", "foo"))
+        assert api.verbs()[0] == ("create", "replicasets")
+    assert reads == ["Recreate"]
+
+
 async def test_a_deployment_being_deleted_only_gets_its_status_written() -> None:
     d = deployment(1)
     d["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from kubeloop.controllers.replicaset.ranking import (
     deletion_cost,
     pods_to_delete,
     ranks_by_related_pods_on_same_node,
+    sorted_for_deletion,
 )
 
 Obj = dict[str, Any]
@@ -180,3 +182,20 @@ def test_ranks_count_active_related_pods_per_node() -> None:
     finished = _pod("done", "n1", phase="Succeeded")
     related = [_pod("a", "n1"), _pod("b", "n1"), _pod("c", "n2"), finished]
     assert ranks_by_related_pods_on_same_node([_pod("x", "n1"), _pod("y", "n2"), _pod("z", "n3")], related) == [2, 1, 0]
+
+
+def test_sorted_for_deletion_agrees_with_the_pairwise_rule() -> None:
+    pods = [
+        _pod(f"p{i}", node=("" if i % 7 == 0 else f"n{i % 3}"), phase=("Pending" if i % 5 == 0 else "Running"),
+             ready=(i % 2 == 0), restarts=i % 4, ready_since=NOW - timedelta(seconds=17 * i),
+             created=NOW - timedelta(minutes=i), uid=f"u{(i * 37) % 23:02d}",
+             annotations={POD_DELETION_COST: str(i % 3)})
+        for i in range(23)
+    ]
+    ranks = [i % 4 for i in range(23)]
+    rank_of = {p["metadata"]["name"]: r for p, r in zip(pods, ranks, strict=True)}
+    ordered = sorted_for_deletion(pods, ranks, NOW)
+    assert sorted(p["metadata"]["name"] for p in ordered) == sorted(p["metadata"]["name"] for p in pods)
+    for earlier, later in pairwise(ordered):
+        assert not deleted_before(later, rank_of[later["metadata"]["name"]],
+                                  earlier, rank_of[earlier["metadata"]["name"]], NOW)

@@ -1,0 +1,523 @@
+"""Server-side apply: field sets, ``managedFields`` bookkeeping, merge and conflicts.
+
+Pure functions on plain JSON objects, following upstream's structured-merge-diff semantics
+(restated here, not copied):
+
+* a *field set* holds the paths an object sets. A path is a tuple of elements in the FieldsV1
+  spelling: ``f:<field>``, ``k:<json of the key fields>`` (an element of a list that is a map
+  keyed by some fields), ``v:<json value>`` (an element of a list that is a set) and ``i:<n>``.
+  Maps contribute their fields (an empty map is a leaf), keyed lists contribute each element
+  and its fields, set lists each value, and every other list is atomic (one leaf);
+* each manager (name, operation, subresource, and for updates the apiVersion) owns a set;
+* an **update** gives its manager the fields it added or changed and takes changed and removed
+  fields away from everyone else;
+* an **apply** merges the configuration into the live object; fields whose value it changes
+  and that another manager owns are conflicts (409) unless ``force`` moves them to the applier;
+  the applier then owns exactly the configuration's fields, and fields it owned before but no
+  longer applies are removed from the object when nobody else owns them.
+
+Which lists are keyed comes from a :class:`Shape`: for built-in kinds the strategic-merge
+schema (a ``merge`` list with a merge key is keyed by it, one without a key of scalars is a
+set), for custom resources the CRD's ``x-kubernetes-list-type`` / ``x-kubernetes-list-map-keys``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from kubeloop.api.status import ApiError, invalid_error, required
+from kubeloop.server.patch import FieldMeta, PatchSchema, patch_schema_for
+from kubeloop.server.patch.schema import MERGE
+
+Obj = dict[str, Any]
+Path = tuple[str, ...]
+FieldSet = frozenset[Path]
+
+APPLY = "Apply"
+UPDATE = "Update"
+FIELDS_V1 = "FieldsV1"
+MAX_MANAGER_LENGTH = 128
+
+_UNTRACKED_METADATA = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                       "selfLink", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds")
+"""Metadata only the server sets; nobody owns it (upstream strips these before tracking)."""
+_UNTRACKED_TOP = ("apiVersion", "kind", "status")
+"""Type fields, and ``status``, which main-endpoint writes never change."""
+
+
+class Shape:
+    """How one value's children are tracked; the default shape has open maps and atomic lists."""
+
+    def child(self, name: str) -> Shape:
+        """The shape of field ``name`` of a map (or of a keyed list's elements)."""
+        return OPEN_SHAPE
+
+    def list_keys(self) -> tuple[str, ...]:
+        """The key fields when this value is a list that is a map (empty otherwise)."""
+        return ()
+
+    def is_set(self) -> bool:
+        """Whether this value is a list of scalars that is a set."""
+        return False
+
+
+OPEN_SHAPE = Shape()
+
+
+class _PatchShape(Shape):
+    """A shape read from a strategic-merge :class:`PatchSchema` field."""
+
+    def __init__(self, meta: FieldMeta) -> None:
+        self._meta = meta
+
+    def child(self, name: str) -> Shape:
+        return _PatchShape(self._meta.schema.lookup(name))
+
+    def list_keys(self) -> tuple[str, ...]:
+        return (self._meta.merge_key,) if self._meta.strategy == MERGE and self._meta.merge_key else ()
+
+    def is_set(self) -> bool:
+        return self._meta.strategy == MERGE and not self._meta.merge_key
+
+
+class _SchemaShape(Shape):
+    """A shape read from a CRD's structural OpenAPI v3 schema."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self._schema = schema
+
+    def child(self, name: str) -> Shape:
+        schema = self._schema
+        if schema.get("type") == "array" and isinstance(schema.get("items"), Mapping):
+            schema = schema["items"]
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping) and isinstance(properties.get(name), Mapping):
+            return _SchemaShape(properties[name])
+        extra = schema.get("additionalProperties")
+        return _SchemaShape(extra) if isinstance(extra, Mapping) else OPEN_SHAPE
+
+    def list_keys(self) -> tuple[str, ...]:
+        keys = self._schema.get("x-kubernetes-list-map-keys")
+        if self._schema.get("x-kubernetes-list-type") == "map" and isinstance(keys, list) and keys:
+            return tuple(str(k) for k in keys)
+        return ()
+
+    def is_set(self) -> bool:
+        return self._schema.get("x-kubernetes-list-type") == "set"
+
+
+def builtin_shape(group: str, kind: str) -> Shape:
+    """The shape of a built-in kind (open maps and atomic lists when it has no patch schema)."""
+    schema = patch_schema_for(group, kind)
+    return _PatchShape(FieldMeta(schema=schema)) if schema is not None else OPEN_SHAPE
+
+
+def schema_shape(schema: Mapping[str, Any] | None) -> Shape:
+    """The shape of a custom resource from its version's ``openAPIV3Schema``."""
+    return _SchemaShape(schema) if schema else OPEN_SHAPE
+
+
+def patch_shape(schema: PatchSchema) -> Shape:
+    """The shape of any strategic-merge schema (used by tests and callers with their own schema)."""
+    return _PatchShape(FieldMeta(schema=schema))
+
+
+def _json(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        # Integers beyond 64 bits (YAML allows them); validation rejects them later.
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _key_element(item: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+    return "k:" + _json({k: item[k] for k in keys})
+
+
+def _keyed(items: list[Any], keys: tuple[str, ...]) -> bool:
+    return bool(keys) and all(isinstance(i, dict) and all(k in i for k in keys) for i in items)
+
+
+def _scalars(items: list[Any]) -> bool:
+    return all(not isinstance(i, (dict, list)) for i in items)
+
+
+_MEMBER = object()
+"""The value recorded for a keyed-list element, whose content is compared field by field."""
+
+
+def _walk(value: Any, shape: Shape, prefix: Path, out: dict[Path, Any]) -> None:
+    if isinstance(value, dict) and value:
+        for name, child in value.items():
+            _walk(child, shape.child(str(name)), (*prefix, f"f:{name}"), out)
+    elif isinstance(value, list) and value and _keyed(value, shape.list_keys()):
+        keys = shape.list_keys()
+        for item in value:
+            element = (*prefix, _key_element(item, keys))
+            out[element] = _MEMBER
+            for name, child in item.items():
+                _walk(child, shape.child(str(name)), (*element, f"f:{name}"), out)
+    elif isinstance(value, list) and value and shape.is_set() and _scalars(value):
+        for item in value:
+            out[(*prefix, "v:" + _json(item))] = item
+    elif prefix:
+        out[prefix] = value
+
+
+def _tracked(obj: Mapping[str, Any]) -> Obj:
+    tracked = {k: v for k, v in obj.items() if k not in _UNTRACKED_TOP}
+    meta = tracked.get("metadata")
+    if isinstance(meta, dict):
+        meta = {k: v for k, v in meta.items() if k not in _UNTRACKED_METADATA}
+        if meta:
+            tracked["metadata"] = meta
+        else:
+            tracked.pop("metadata")
+    return tracked
+
+
+def _values(obj: Mapping[str, Any], shape: Shape) -> dict[Path, Any]:
+    out: dict[Path, Any] = {}
+    _walk(_tracked(obj), shape, (), out)
+    return out
+
+
+def field_set(obj: Mapping[str, Any], shape: Shape) -> FieldSet:
+    """The paths ``obj`` sets, without the server-owned metadata, type fields and status."""
+    return frozenset(_values(obj, shape))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How an object changed: paths that appeared, disappeared, or kept but changed value."""
+
+    added: FieldSet
+    removed: FieldSet
+    modified: FieldSet
+
+    @property
+    def changed(self) -> FieldSet:
+        """What a writer takes from others: added and modified paths."""
+        return self.added | self.modified
+
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.modified)
+
+
+def compare(old: Mapping[str, Any], new: Mapping[str, Any], shape: Shape) -> Comparison:
+    before, after = _values(old, shape), _values(new, shape)
+    modified = frozenset(p for p, v in after.items() if p in before and before[p] != v)
+    return Comparison(frozenset(after.keys() - before.keys()), frozenset(before.keys() - after.keys()), modified)
+
+
+def encode_fields(paths: Iterable[Path]) -> Obj:
+    """The FieldsV1 document of ``paths``: nested ``{}`` maps, ``"."`` marking a member that
+    also has members below it."""
+    root: Obj = {}
+    listed = set(paths)
+    for path in sorted(listed):
+        node = root
+        for element in path:
+            node = node.setdefault(element, {})
+    for path in listed:
+        node = root
+        for element in path:
+            node = node[element]
+        if node and "." not in node:
+            node["."] = {}
+    return root
+
+
+def decode_fields(document: Any) -> FieldSet:
+    """The paths of a FieldsV1 document (anything malformed below a key is ignored)."""
+    out: set[Path] = set()
+
+    def visit(node: Mapping[str, Any], prefix: Path) -> None:
+        for key, child in node.items():
+            if key == ".":
+                if prefix:
+                    out.add(prefix)
+                continue
+            path = (*prefix, str(key))
+            if isinstance(child, Mapping) and child:
+                visit(child, path)
+            else:
+                out.add(path)
+
+    if isinstance(document, Mapping):
+        visit(document, ())
+    return frozenset(out)
+
+
+def path_text(path: Path) -> str:
+    """A path as upstream prints it: ``.spec.containers[name="app"].image``, ``[="x"]``, ``[0]``."""
+    parts: list[str] = []
+    for element in path:
+        kind, _, body = element.partition(":")
+        if kind == "f":
+            parts.append("." + body)
+        elif kind == "k":
+            key = orjson.loads(body)
+            parts.append("[" + ",".join(f"{k}={_json(v)}" for k, v in key.items()) + "]")
+        elif kind == "v":
+            parts.append(f"[={body}]")
+        else:
+            parts.append(f"[{body}]")
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Manager:
+    """Who writes: the field manager's name, ``Apply`` or ``Update``, the apiVersion of the
+    request and the subresource written (``""`` for the main resource)."""
+
+    name: str
+    operation: str
+    api_version: str
+    subresource: str = ""
+
+    def identity(self) -> tuple[str, str, str, str]:
+        # Appliers keep one entry whatever apiVersion they apply with; updaters have one per version.
+        return (self.name, self.operation, self.subresource, "" if self.operation == APPLY else self.api_version)
+
+    def described(self) -> str:
+        """The manager as conflict messages name it."""
+        text = _json(self.name)
+        if self.subresource:
+            text += f" with subresource {_json(self.subresource)}"
+        if self.operation == UPDATE:
+            text += f" using {self.api_version}"
+        return text
+
+
+@dataclass
+class _Owned:
+    manager: Manager
+    time: str
+    fields: FieldSet
+
+
+def _read_entries(entries: Any) -> list[_Owned]:
+    owned: list[_Owned] = []
+    if not isinstance(entries, list):
+        return owned
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            continue
+        manager = Manager(str(entry.get("manager") or ""), str(entry.get("operation") or UPDATE),
+                          str(entry.get("apiVersion") or ""), str(entry.get("subresource") or ""))
+        owned.append(_Owned(manager, str(entry.get("time") or ""), decode_fields(entry.get("fieldsV1"))))
+    return owned
+
+
+def _write_entries(owned: list[_Owned]) -> list[Obj]:
+    kept = [o for o in owned if o.fields]
+    kept.sort(key=lambda o: (o.manager.operation, o.time, o.manager.name, o.manager.api_version,
+                             o.manager.subresource))
+    entries: list[Obj] = []
+    for o in kept:
+        entry: Obj = {"manager": o.manager.name, "operation": o.manager.operation,
+                      "apiVersion": o.manager.api_version, "time": o.time, "fieldsType": FIELDS_V1,
+                      "fieldsV1": encode_fields(o.fields)}
+        if o.manager.subresource:
+            entry["subresource"] = o.manager.subresource
+        entries.append(entry)
+    return entries
+
+
+def _entry_of(owned: list[_Owned], manager: Manager, now: str) -> _Owned:
+    for o in owned:
+        if o.manager.identity() == manager.identity():
+            return o
+    created = _Owned(manager, now, frozenset())
+    owned.append(created)
+    return created
+
+
+def managed_fields_of(obj: Mapping[str, Any]) -> list[Any]:
+    meta = obj.get("metadata")
+    entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
+    return list(entries) if isinstance(entries, list) else []
+
+
+def record_update(old: Mapping[str, Any] | None, new: Mapping[str, Any], shape: Shape, manager: Manager,
+                  now: str, base: list[Any] | None = None) -> list[Obj]:
+    """The ``managedFields`` after ``manager`` turned ``old`` (``None`` on create) into ``new``.
+
+    ``base`` is the entries to start from (those of ``old`` when ``None``). An update that
+    changes no tracked field returns the entries unchanged, so a no-op stays a no-op.
+    """
+    start = managed_fields_of(old or {})
+    if base is not None and _ownership(base) != _ownership(start):
+        # The writer sent other entries: they replace the old ones (as upstream, which compares
+        # them decoded, so a client re-serialising timestamps differently changes nothing).
+        start = base
+    change = compare(old or {}, new, shape)
+    if change.empty():
+        return [dict(e) for e in start if isinstance(e, Mapping)]
+    owned = _read_entries(start)
+    for o in owned:
+        if o.manager.identity() != manager.identity():
+            o.fields = o.fields - change.changed - change.removed
+    mine = _entry_of(owned, manager, now)
+    mine.fields = (mine.fields | change.changed) - change.removed
+    mine.time = now
+    return _write_entries(owned)
+
+
+def _ownership(entries: list[Any]) -> set[tuple[tuple[str, str, str, str], FieldSet]]:
+    return {(o.manager.identity(), o.fields) for o in _read_entries(entries)}
+
+
+@dataclass(frozen=True)
+class Conflict:
+    manager: Manager
+    path: Path
+
+
+class ApplyConflicts(Exception):
+    """The apply would change fields other managers own; :meth:`api_error` is the 409."""
+
+    def __init__(self, conflicts: list[Conflict]) -> None:
+        super().__init__(conflict_message(conflicts))
+        self.conflicts = conflicts
+
+    def api_error(self) -> ApiError:
+        causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {c.manager.described()}",
+                   "field": path_text(c.path)} for c in self.conflicts]
+        return ApiError(409, "Conflict", conflict_message(self.conflicts), {"causes": causes})
+
+
+def conflict_message(conflicts: list[Conflict]) -> str:
+    """Upstream's text: one conflict on one line, several grouped by manager."""
+    if len(conflicts) == 1:
+        only = conflicts[0]
+        return f"Apply failed with 1 conflict: conflict with {only.manager.described()}: {path_text(only.path)}"
+    by_manager: dict[str, list[str]] = {}
+    for c in conflicts:
+        by_manager.setdefault(c.manager.described(), []).append(path_text(c.path))
+    lines: list[str] = []
+    for described in sorted(by_manager):
+        lines.append(f"conflicts with {described}:")
+        lines += [f"- {p}" for p in by_manager[described]]
+    return f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+
+
+def require_field_manager(field_manager: str | None) -> str:
+    """The ``fieldManager`` of an apply request; 422 like upstream's PatchOptions validation."""
+    if not field_manager:
+        errors = [required("fieldManager", "is required for apply patch")]
+        raise invalid_error("PatchOptions", "meta.k8s.io", "", errors)
+    return field_manager
+
+
+def manager_from_user_agent(user_agent: str | None) -> str:
+    """The default field manager of updates: the user agent up to its first ``/``."""
+    name = (user_agent or "").split("/", 1)[0]
+    return name[:MAX_MANAGER_LENGTH]
+
+
+def _merge(live: Any, config: Any, shape: Shape) -> Any:
+    if isinstance(live, dict) and isinstance(config, dict):
+        merged = dict(live)
+        for name, value in config.items():
+            if value is None:
+                merged.pop(name, None)
+            elif name in merged:
+                merged[name] = _merge(merged[name], value, shape.child(name))
+            else:
+                merged[name] = copy.deepcopy(value)
+        return merged
+    if isinstance(live, list) and isinstance(config, list):
+        keys = shape.list_keys()
+        if _keyed(live, keys) and _keyed(config, keys):
+            by_key = {_key_element(item, keys): item for item in live}
+            result = [copy.deepcopy(item) for item in live]
+            index = {_key_element(item, keys): i for i, item in enumerate(live)}
+            for item in config:
+                element = _key_element(item, keys)
+                if element in by_key:
+                    result[index[element]] = _merge(by_key[element], item, shape)
+                else:
+                    result.append(copy.deepcopy(item))
+            return result
+        if shape.is_set() and _scalars(live) and _scalars(config):
+            return live + [v for v in config if v not in live]
+    return copy.deepcopy(config)
+
+
+def _remove(obj: Obj, path: Path) -> None:
+    node: Any = obj
+    for element in path[:-1]:
+        node = _step(node, element)
+        if node is None:
+            return
+    last = path[-1]
+    kind, _, body = last.partition(":")
+    if kind == "f" and isinstance(node, dict):
+        node.pop(body, None)
+    elif kind == "k" and isinstance(node, list):
+        key = orjson.loads(body)
+        node[:] = [i for i in node if not (isinstance(i, dict) and all(i.get(k) == v for k, v in key.items()))]
+    elif kind == "v" and isinstance(node, list):
+        value = orjson.loads(body)
+        node[:] = [i for i in node if i != value]
+
+
+def _step(node: Any, element: str) -> Any:
+    kind, _, body = element.partition(":")
+    if kind == "f":
+        return node.get(body) if isinstance(node, dict) else None
+    if kind == "k" and isinstance(node, list):
+        key = orjson.loads(body)
+        for item in node:
+            if isinstance(item, dict) and all(item.get(k) == v for k, v in key.items()):
+                return item
+    return None
+
+
+def apply_configuration(live: Mapping[str, Any] | None, config: Mapping[str, Any], shape: Shape,
+                        manager: Manager, now: str, *, force: bool) -> Obj:
+    """The object after ``manager`` applies ``config`` to ``live`` (``None``: create).
+
+    Returns a new object with its ``managedFields`` set; raises :class:`ApplyConflicts` when
+    the configuration changes fields other managers own and ``force`` is off.
+    """
+    before: Obj = copy.deepcopy(dict(live)) if live is not None else {}
+    applied = _tracked(config)
+    merged: Obj = _merge(before, applied, shape)
+    merged["apiVersion"] = config.get("apiVersion", before.get("apiVersion"))
+    merged["kind"] = config.get("kind", before.get("kind"))
+    owned = _read_entries(managed_fields_of(before))
+    change = compare(before, merged, shape)
+    conflicts = [Conflict(o.manager, p) for o in owned if o.manager.identity() != manager.identity()
+                 for p in sorted(o.fields & change.changed)]
+    if conflicts and not force:
+        raise ApplyConflicts(conflicts)
+    for o in owned:
+        if o.manager.identity() != manager.identity():
+            o.fields = o.fields - change.changed - change.removed
+    mine = _entry_of(owned, manager, now)
+    previous = mine.fields
+    mine.fields = field_set(applied, shape)
+    mine.time = now
+    others: set[Path] = set()
+    for o in owned:
+        if o is not mine:
+            others |= o.fields
+    for path in sorted(previous - mine.fields - others, key=len, reverse=True):
+        _remove(merged, path)
+    entries = _write_entries(owned)
+    old_entries = managed_fields_of(before)
+    if change.empty() and _ownership(entries) == _ownership(old_entries):
+        # A re-apply that changes nothing keeps the old timestamps, so it stays a no-op (as
+        # upstream, which ignores timestamp-only changes of managedFields).
+        entries = old_entries
+    merged.setdefault("metadata", {})["managedFields"] = entries
+    return merged
