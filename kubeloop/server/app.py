@@ -140,7 +140,8 @@ def build_app(state: ServerState, token: str, ready_check: Callable[[], bool] | 
     app[_READY_KEY] = ready_check
     app[_TOKEN_KEY] = token
     app[_OPENAPI_KEY] = OpenAPIService()
-    app.router.add_route("*", "/{tail:.*}", _handle)
+    # `[\s\S]` rather than `.`: a decoded path may hold a newline, which `.` does not match.
+    app.router.add_route("*", "/{tail:[\\s\\S]*}", _handle)
 
     async def close_watches(_: web.Application) -> None:
         for watcher in list(state.watchers):

@@ -119,3 +119,10 @@ def test_openapi_is_served_behind_the_token(cluster: Cluster) -> None:
     assert "@" not in headers["Content-Type"]
     status, _, _ = cluster.raw("GET", "/openapi/v2", auth=False)
     assert status == 401
+
+
+@pytest.mark.parametrize("path", ["/api/v1/namespaces/default/pods/%0A", "/%0A", "/apis/apps/v1/%0A/x"])
+def test_paths_with_encoded_newlines_get_a_status(cluster: Cluster, path: str) -> None:
+    status, _, body = cluster.raw("GET", path)
+    assert status == 404
+    assert orjson.loads(body)["kind"] == "Status"
