@@ -367,8 +367,8 @@ async def test_create_subcommands(kubectl: KubectlRunner, cluster: EmbeddedClust
 
 async def test_server_side_apply_create_and_change(kubectl: KubectlRunner, cluster: EmbeddedCluster,
                                                    tmp_path: Path) -> None:
-    """``apply --server-side`` creates, then merges a changed manifest (field ownership and
-    conflicts are not served yet)."""
+    """``apply --server-side`` creates, then applies a changed manifest (ownership and conflicts:
+    test_kubectl_server_side_apply.py)."""
     ns = kubectl.namespace
     path = write(tmp_path, "s.json", deployment("ssa", replicas=1))
     assert await kubectl.ok("apply", "--server-side", "-f", path) == "deployment.apps/ssa serverside-applied\n"
