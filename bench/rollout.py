@@ -40,21 +40,17 @@ from kubeloop.client import DEPLOYMENTS, PODS, ApiClient, CountingRequestMetrics
 from kubeloop.controllers import add_controllers  # noqa: E402
 from kubeloop.controllers.cloneset.control import CLONESETS  # noqa: E402
 from kubeloop.controllers.cloneset.controller import CloneSetControllerOptions, add_cloneset_controller  # noqa: E402
-from kubeloop.kubelet import BehaviourDefaults, Kubelet  # noqa: E402
+from kubeloop.kubelet import Kubelet  # noqa: E402
 from kubeloop.runtime.manager import Manager, ManagerOptions  # noqa: E402
 from kubeloop.server.app import KubeServer, ServerConfig  # noqa: E402
 from kubeloop.testing.cluster import quick_kubelet_config  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from rollout_roles import RoleProcess, bench_kubelet_config, request_counts  # noqa: E402
+
 Obj = dict[str, Any]
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 PODS_PER_NODE = 100
-
-
-def _requests(metrics: CountingRequestMetrics) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for (method, _code), value in metrics.counts.items():
-        counts[method] = counts.get(method, 0) + int(value)
-    return counts
 
 
 def _delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
@@ -130,15 +126,15 @@ async def cloneset_rollout(pods: int, strategy: str, timeout: float) -> dict[str
             await _wait(_all_available(pods, 1), user, timeout)
             created_in = time.monotonic() - started
 
-            controller_before, kubelet_before = _requests(controller_metrics), _requests(kubelet_metrics)
+            controller_before, kubelet_before = request_counts(controller_metrics), request_counts(kubelet_metrics)
             cs = await user.get(CLONESETS, "bench", namespace="default")
             cs["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.26"
             started = time.monotonic()
             await user.update(CLONESETS, cs, namespace="default")
             await _wait(_all_available(pods, 2), user, timeout)
             rolled_in = time.monotonic() - started
-            controller = _delta(_requests(controller_metrics), controller_before)
-            kubelet_requests = _delta(_requests(kubelet_metrics), kubelet_before)
+            controller = _delta(request_counts(controller_metrics), controller_before)
+            kubelet_requests = _delta(request_counts(kubelet_metrics), kubelet_before)
         finally:
             await controller_manager.stop()
             await kubelet_manager.stop()
@@ -182,9 +178,11 @@ def main() -> None:
                         help="cloneset: the --only scenarios; deployment: scale 0 -> N and roll, beside the floor")
     parser.add_argument("--profile", metavar="FILE", default=None,
                         help="deployment workload: write a cProfile of the whole run to FILE")
+    parser.add_argument("--split", action="store_true",
+                        help="deployment workload: run the kubelet and the controllers in processes of their own")
     args = parser.parse_args()
     if args.workload == "deployment":
-        run_deployment_workload(args.pods or DEPLOYMENT_PODS, args.timeout, args.profile)
+        run_deployment_workload(args.pods or DEPLOYMENT_PODS, args.timeout, args.profile, args.split)
         return
     args.pods = args.pods or 2000
     names = [n.strip() for n in args.only.split(",") if n.strip()]
@@ -246,58 +244,100 @@ async def _old_pods_gone(client: ApiClient, pods: int, timeout: float) -> None:
         await asyncio.sleep(0.05)
 
 
-async def deployment_scale_and_roll(pods: int, timeout: float) -> dict[str, Any]:
-    """Create a Deployment at 0, scale it to ``pods``, then change its image; time both."""
+class _InProcessRoles:
+    """The kubelet and the controllers in this process (as ``kubeloop up`` runs them)."""
+
+    def __init__(self, server: KubeServer, pods: int) -> None:
+        self.server, self.pods = server, pods
+        self.metrics = (CountingRequestMetrics(), CountingRequestMetrics())
+
+    async def start(self) -> None:
+        controller_metrics, kubelet_metrics = self.metrics
+        self.clients = (await _client(self.server, controller_metrics), await _client(self.server, kubelet_metrics))
+        self.managers = (Manager(self.clients[0], ManagerOptions(name="bench-controllers")),
+                         Manager(self.clients[1], ManagerOptions(name="bench-kubelet")))
+        kubelet = Kubelet(self.clients[1], bench_kubelet_config(self.pods // PODS_PER_NODE + 1))
+        await kubelet.setup(self.managers[1])
+        await add_controllers(self.managers[0], ["replicaset", "deployment"])
+        await self.managers[1].start()
+        await self.managers[0].start()
+
+    async def sample(self) -> tuple[dict[str, int], dict[str, int], float]:
+        """Requests so far (controllers, kubelet) and the CPU seconds of every process involved."""
+        return request_counts(self.metrics[0]), request_counts(self.metrics[1]), time.process_time()
+
+    async def stop(self) -> None:
+        for manager in self.managers:
+            await manager.stop()
+            for informer in manager.factory.informers():
+                await informer.stop()
+        for client in self.clients:
+            await client.aclose()
+
+
+class _SplitRoles:
+    """The kubelet and the controllers each in a process of their own (``bench/rollout_roles.py``)."""
+
+    def __init__(self, server: KubeServer, pods: int, workdir: Path) -> None:
+        kubeconfig = Path(server.kubeconfig_path)
+        self.controllers = RoleProcess("controllers", kubeconfig, 1, workdir)
+        self.kubelet = RoleProcess("kubelet", kubeconfig, pods // PODS_PER_NODE + 1, workdir)
+
+    async def start(self) -> None:
+        await self.kubelet.start()
+        await self.controllers.start()
+
+    async def sample(self) -> tuple[dict[str, int], dict[str, int], float]:
+        (controller, controller_cpu), (kubelet, kubelet_cpu) = await asyncio.gather(
+            self.controllers.stats(), self.kubelet.stats())
+        return controller, kubelet, time.process_time() + controller_cpu + kubelet_cpu
+
+    async def stop(self) -> None:
+        await asyncio.gather(self.controllers.stop(), self.kubelet.stop())
+
+
+async def deployment_scale_and_roll(pods: int, timeout: float, split: bool = False) -> dict[str, Any]:
+    """Create a Deployment at 0, scale it to ``pods``, then change its image; time both.
+
+    ``split``: the kubelet and the controllers run in processes of their own, the API server
+    (and this driver) in this one; CPU seconds are then the sum over the three processes.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         server = KubeServer(ServerConfig(data_dir=Path(tmp) / "data", port=0, memory=True))
         await server.start()
-        controller_metrics, kubelet_metrics, user_metrics = (CountingRequestMetrics() for _ in range(3))
-        controller_client = await _client(server, controller_metrics)
-        kubelet_client = await _client(server, kubelet_metrics)
-        user = await _client(server, user_metrics)
-        kubelet_manager = Manager(kubelet_client, ManagerOptions(name="bench-kubelet"))
-        controller_manager = Manager(controller_client, ManagerOptions(name="bench-controllers"))
+        user = await _client(server, CountingRequestMetrics())
+        roles: _InProcessRoles | _SplitRoles = _SplitRoles(server, pods, Path(tmp)) if split \
+            else _InProcessRoles(server, pods)
         try:
-            kubelet_config = dataclasses.replace(
-                quick_kubelet_config(nodes=pods // PODS_PER_NODE + 1),
-                defaults=BehaviourDefaults(start_delay=0.0, ready_delay=0.0, termination_delay=0.0))
-            kubelet = Kubelet(kubelet_client, kubelet_config)
-            await kubelet.setup(kubelet_manager)
-            await add_controllers(controller_manager, ["replicaset", "deployment"])
-            await kubelet_manager.start()
-            await controller_manager.start()
-
+            await roles.start()
             await user.create(DEPLOYMENTS, deployment_manifest(0, "nginx:1.25"), namespace="default")
             await _wait_deployment(user, _deployment_done(0, 1), timeout)
-            before = _requests(controller_metrics), _requests(kubelet_metrics)
-            started, cpu_started = time.monotonic(), time.process_time()
+            controller_before, kubelet_before, cpu_started = await roles.sample()
+            started = time.monotonic()
             await user.patch(DEPLOYMENTS, "bench", {"spec": {"replicas": pods}}, namespace="default")
             await _wait_deployment(user, _deployment_done(pods, 2), timeout)
-            scaled_in, scale_cpu = time.monotonic() - started, time.process_time() - cpu_started
-            scale_requests = (_delta(_requests(controller_metrics), before[0]),
-                              _delta(_requests(kubelet_metrics), before[1]))
+            scaled_in = time.monotonic() - started
+            controller_after, kubelet_after, cpu_after = await roles.sample()
+            scale_cpu = cpu_after - cpu_started
+            scale_requests = (_delta(controller_after, controller_before), _delta(kubelet_after, kubelet_before))
 
-            before = _requests(controller_metrics), _requests(kubelet_metrics)
+            controller_before, kubelet_before, cpu_started = await roles.sample()
             patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26"}]}}}}
-            started, cpu_started = time.monotonic(), time.process_time()
+            started = time.monotonic()
             await user.patch(DEPLOYMENTS, "bench", patch, patch_type="strategic", namespace="default")
             await _wait_deployment(user, _deployment_done(pods, 3), timeout)
-            rolled_in, roll_cpu = time.monotonic() - started, time.process_time() - cpu_started
+            rolled_in = time.monotonic() - started
+            controller_after, kubelet_after, cpu_after = await roles.sample()
+            roll_cpu = cpu_after - cpu_started
             await _old_pods_gone(user, pods, timeout)
             drained_in = time.monotonic() - started
-            roll_requests = (_delta(_requests(controller_metrics), before[0]),
-                             _delta(_requests(kubelet_metrics), before[1]))
+            roll_requests = (_delta(controller_after, controller_before), _delta(kubelet_after, kubelet_before))
         finally:
-            await controller_manager.stop()
-            await kubelet_manager.stop()
-            for manager in (controller_manager, kubelet_manager):
-                for informer in manager.factory.informers():
-                    await informer.stop()
-            for client in (controller_client, kubelet_client, user):
-                await client.aclose()
+            await roles.stop()
+            await user.aclose()
             await server.stop()
-    return {"pods": pods, "scale_seconds": scaled_in, "rollout_seconds": rolled_in, "drained_seconds": drained_in,
-            "scale_cpu": scale_cpu, "roll_cpu": roll_cpu,
+    return {"pods": pods, "split": split, "scale_seconds": scaled_in, "rollout_seconds": rolled_in,
+            "drained_seconds": drained_in, "scale_cpu": scale_cpu, "roll_cpu": roll_cpu,
             "scale_requests": scale_requests, "roll_requests": roll_requests}
 
 
@@ -341,17 +381,20 @@ def report_deployment(result: dict[str, Any], floor: Timing, floor_concurrent: T
               f"controller writes {_writes(controller)} {dict(sorted(controller.items()))}; "
               f"kubelet writes {_writes(kubelet)} {dict(sorted(kubelet.items()))}")
     print(f"Deployment rollout: old pods all gone after {result['drained_seconds']:.1f}s")
+    layout = "kubelet and controllers in processes of their own (CPU: all three processes)" if result["split"] \
+        else "one process"
+    print(f"Layout: {layout}")
 
 
-async def run_deployment_scenarios(pods: int, timeout: float) -> None:
+async def run_deployment_scenarios(pods: int, timeout: float, split: bool) -> None:
     floor = await api_write_floor(pods, 1)
     floor_concurrent = await api_write_floor(pods, FLOOR_CONCURRENCY)
-    report_deployment(await deployment_scale_and_roll(pods, timeout), floor, floor_concurrent)
+    report_deployment(await deployment_scale_and_roll(pods, timeout, split), floor, floor_concurrent)
 
 
-def run_deployment_workload(pods: int, timeout: float, profile: str | None) -> None:
+def run_deployment_workload(pods: int, timeout: float, profile: str | None, split: bool = False) -> None:
     if profile is None:
-        asyncio.run(run_deployment_scenarios(pods, timeout))
+        asyncio.run(run_deployment_scenarios(pods, timeout, split))
         return
     import cProfile
     import pstats
@@ -359,7 +402,7 @@ def run_deployment_workload(pods: int, timeout: float, profile: str | None) -> N
     profiler = cProfile.Profile()
     profiler.enable()
     try:
-        asyncio.run(run_deployment_scenarios(pods, timeout))
+        asyncio.run(run_deployment_scenarios(pods, timeout, split))
     finally:
         profiler.disable()
         profiler.dump_stats(profile)

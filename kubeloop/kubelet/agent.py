@@ -113,6 +113,8 @@ class Kubelet:
         self._wall = wall
         self._new_id = new_container_id
         self._memos: dict[str, PodMemo] = {}
+        self._node_ips: dict[str, dict[str, str]] = {}
+        """Per node, the address of every pod this kubelet holds a memo for (pod key -> IP)."""
         self._assumed: dict[str, tuple[str, str]] = {}
         self._reported: set[str] = set()
         self._pods: SharedIndexInformer | None = None
@@ -164,7 +166,7 @@ class Kubelet:
         key = request.key
         pod = self._pods.indexer.get(key)
         if pod is None:
-            self._memos.pop(key, None)
+            self._drop_memo(key)
             self._assumed.pop(key, None)
             return None
         node_name = assigned_node(pod)
@@ -180,12 +182,12 @@ class Kubelet:
         known = self._memos.get(key)
         if known is not None and known.uid != uid_of(pod):
             known = None
-        memo = known or memo_from_status(pod, node.name, node.internal_ip, self._free_ip(node, key), now)
+        memo = known or memo_from_status(pod, node.name, node.internal_ip, self._pod_ip(pod, node, key), now)
         if is_being_deleted(pod):
             return await self._terminate(key, pod, memo, known, behaviour, now)
         before = memo
         memo, due = advance_pod(pod, memo, behaviour, now, self._new_id, self.config.back_off)
-        self._memos[key] = memo
+        self._set_memo(key, memo)
         self._record(pod, before, memo)
         status = render_status(pod, memo, behaviour, now)
         if status != pod.get("status"):
@@ -227,7 +229,7 @@ class Kubelet:
         since = deletion_started(pod, known, now)
         deleting = replace(memo, deleting_since=since)
         self._record(pod, memo, deleting)
-        self._memos[key] = deleting
+        self._set_memo(key, deleting)
         deadline = deletion_deadline(pod, since, behaviour)
         if now < deadline:
             return Result(requeue_after=deadline - now)
@@ -249,23 +251,51 @@ class Kubelet:
                 self._reported.add(marker)
                 log.warning("pod %s: ignoring annotation %s (not a valid value)", object_key(pod), entry)
 
+    def _set_memo(self, key: str, memo: PodMemo) -> None:
+        previous = self._memos.get(key)
+        if previous is not None and previous.node != memo.node:
+            self._node_ips.get(previous.node, {}).pop(key, None)
+        self._memos[key] = memo
+        self._node_ips.setdefault(memo.node, {})[key] = memo.pod_ip
+
+    def _drop_memo(self, key: str) -> None:
+        memo = self._memos.pop(key, None)
+        if memo is not None:
+            self._node_ips.get(memo.node, {}).pop(key, None)
+
+    def _pod_ip(self, pod: Mapping[str, Any], node: SimNode, key: str) -> str:
+        """The pod's address: the one its status reports, else the node's lowest free one."""
+        status = pod.get("status")
+        if isinstance(status, Mapping) and status.get("podIP"):
+            return str(status["podIP"])
+        return self._free_ip(node, key)
+
     def _free_ip(self, node: SimNode, key: str) -> str:
+        # Addresses held by pods this kubelet runs, and by pods placed on the node that it has
+        # not picked up yet (after a restart their status still holds their address).
         assert self._pods is not None
-        used = {memo.pod_ip for other, memo in self._memos.items() if memo.node == node.name and other != key}
-        for pod in self._pods.indexer.by_index(NODE_INDEX, node.name):
+        held = self._node_ips.get(node.name, {})
+        used = {ip for other, ip in held.items() if other != key}
+        for other, pod in self._pods.indexer.index_items(NODE_INDEX, node.name):
+            if other in held or other == key:
+                continue
             status = pod.get("status")
-            if isinstance(status, Mapping) and status.get("podIP") and object_key(pod) != key:
+            if isinstance(status, Mapping) and status.get("podIP"):
                 used.add(str(status["podIP"]))
         return free_pod_ip(node, used)
 
     # -- scheduling -----------------------------------------------------------------------
     def _load(self) -> dict[str, int]:
+        """Active pods per node, counting pods bound by this kubelet that the cache has not
+        caught up with (entries the cache has caught up with are forgotten here)."""
         assert self._pods is not None
         load = {node.name: self._pods.indexer.index_count(ACTIVE_ON_NODE_INDEX, node.name) for node in self.nodes}
-        for key, (uid, node_name) in self._assumed.items():
+        for key, (uid, node_name) in list(self._assumed.items()):
             cached = self._pods.indexer.get(key)
-            if cached is not None and uid_of(cached) == uid and not assigned_node(cached):
-                load[node_name] = load.get(node_name, 0) + 1
+            if cached is None or uid_of(cached) != uid or assigned_node(cached):
+                del self._assumed[key]
+                continue
+            load[node_name] = load.get(node_name, 0) + 1
         return load
 
     async def _schedule(self, key: str, pod: dict[str, Any]) -> Result | None:

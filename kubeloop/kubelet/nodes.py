@@ -9,6 +9,7 @@ it registers and then every few minutes.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -137,9 +138,13 @@ def lease_object(node_name: str, node_uid: str, duration_seconds: int, renew_tim
 def free_pod_ip(node: SimNode, used: Iterable[str]) -> str:
     """The lowest address of the node's pod range not in ``used`` (.1 is the gateway)."""
     taken = set(used)
-    network = ipaddress.ip_network(node.pod_cidr)
-    for host in list(network.hosts())[1:]:
-        address = str(host)
+    for address in _pod_addresses(node.pod_cidr):
         if address not in taken:
             return address
     raise RuntimeError(f"node {node.name} has no free pod address left in {node.pod_cidr}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _pod_addresses(pod_cidr: str) -> tuple[str, ...]:
+    """The addresses pods may take in ``pod_cidr``, lowest first (all hosts but the gateway)."""
+    return tuple(str(host) for host in ipaddress.ip_network(pod_cidr).hosts())[1:]

@@ -44,7 +44,7 @@ from kubeloop.controllers.replicaset.podcontrol import (
     pod_from_template,
 )
 from kubeloop.controllers.replicaset.podfacts import PodFacts, PodFactsCache, pod_facts
-from kubeloop.controllers.replicaset.ranking import pods_to_delete
+from kubeloop.controllers.replicaset.ranking import RankingFactsCache, pods_to_delete
 from kubeloop.controllers.replicaset.status import (
     ReplicaCounts,
     availability_recheck_after,
@@ -54,6 +54,7 @@ from kubeloop.controllers.replicaset.status import (
     status_to_write,
     template_labels,
 )
+from kubeloop.controllers.replicaset.tally import OwnedPodTally
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.controllerref import ControllerRefManager
@@ -161,7 +162,9 @@ class ReplicaSetController:
         self.burst_replicas = burst_replicas
         self.expectations = UIDTrackingControllerExpectations(clock)
         self.pod_facts = PodFactsCache()
+        self.ranking_facts = RankingFactsCache()
         self._selectors: dict[str, tuple[Any, Selector]] = {}
+        self._tallies: dict[str, OwnedPodTally] = {}
         self._queue: Queue | None = None
 
     # -- wiring ---------------------------------------------------------------------------
@@ -255,6 +258,7 @@ class ReplicaSetController:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if pod is not None:
             self.pod_facts.forget(pod)
+            self.ranking_facts.forget(pod)
         self.on_pod_delete(obj)
 
     def on_pod_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
@@ -273,6 +277,7 @@ class ReplicaSetController:
         self.expectations.delete_expectations(key)
         if replica_set is not None:
             self._selectors.pop(uid_of(replica_set), None)
+            self._tallies.pop(uid_of(replica_set), None)
             self._enqueue(replica_set)
 
     # -- sync -----------------------------------------------------------------------------
@@ -302,49 +307,53 @@ class ReplicaSetController:
         needs_sync = self.expectations.satisfied(key)
         uid = uid_of(replica_set)
         facts = self.pod_facts.facts
-        owned, orphans = self._claimable_pods(request.namespace, uid)
+        namespace = request.namespace
+        tally = self._tally(replica_set, selector)
+        indexer = self.pods.indexer
+        if POD_CONTROLLER_INDEX in indexer.indexer_names():
+            tally.refresh(indexer.index_items(POD_CONTROLLER_INDEX, f"{namespace}/{uid}"))
+            orphans = indexer.by_index(POD_CONTROLLER_INDEX, f"{namespace}/")
+        else:
+            orphans = indexer.by_namespace(namespace)
         # Active pods we control that match are claimed as they are (the claim rules' first
         # case); only the rest, to adopt or release, go through the claim with its writes.
-        claimed_as_is: list[Obj] = []
-        claimed_facts: list[PodFacts] = []
-        to_claim: list[Obj] = []
-        terminating = 0
-        for pod in owned:
-            pod_facts_ = facts(pod)
-            if pod_facts_.active:
-                if pod_facts_.controller_uid == uid and self.pod_facts.matches(selector, pod):
-                    claimed_as_is.append(pod)
-                    claimed_facts.append(pod_facts_)
-                else:
-                    to_claim.append(pod)
-            elif pod_facts_.terminating and pod_facts_.controller_uid == uid:
-                terminating += 1
+        to_claim = [pod for pod in (indexer.get(k) for k in tally.to_claim_keys()) if pod is not None]
+        orphan_terminating = 0
         for pod in orphans:
             pod_facts_ = facts(pod)
             if pod_facts_.active:
                 to_claim.append(pod)
             elif pod_facts_.terminating and pod_facts_.controller_uid == uid:
-                terminating += 1
+                orphan_terminating += 1
         claimed_now = await self._claim_pods(replica_set, selector, to_claim) if to_claim else []
-        claimed = [*claimed_as_is, *claimed_now]
-        claimed_facts.extend(facts(pod) for pod in claimed_now)
+        claimed_now_facts = [facts(pod) for pod in claimed_now]
+
+        def claimed() -> list[Obj]:
+            as_is = [pod for pod in (indexer.get(k) for k in tally.claimed_keys()) if pod is not None]
+            return [*as_is, *claimed_now]
+
+        def counts(current: Obj, now: datetime) -> ReplicaCounts:
+            extra = self._count(current, claimed_now_facts, orphan_terminating, now)
+            return tally.counts(_int(_spec(current).get("minReadySeconds"), 0), now, (extra,))
+
         manage_error: BaseException | None = None
         if needs_sync and not is_being_deleted(replica_set):
-            manage_error = await self._manage_replicas(replica_set, claimed)
-        updated = await self._update_status(replica_set, claimed_facts, terminating, manage_error)
+            manage_error = await self._manage_replicas(replica_set, tally.active + len(claimed_now), claimed)
+        updated = await self._update_status(replica_set, counts, manage_error)
         if manage_error is not None:
             raise manage_error
         recheck = availability_recheck_after(updated, False)
         return Result(requeue_after=recheck.total_seconds()) if recheck is not None else None
 
-    def _claimable_pods(self, namespace: str, uid: str) -> tuple[list[Obj], list[Obj]]:
-        """The namespace's pods this ReplicaSet controls and its orphans; without a
-        :data:`POD_CONTROLLER_INDEX` nothing and every pod of the namespace (in key order)."""
-        indexer = self.pods.indexer
-        if POD_CONTROLLER_INDEX not in indexer.indexer_names():
-            return [], indexer.by_namespace(namespace)
-        return (indexer.by_index(POD_CONTROLLER_INDEX, f"{namespace}/{uid}"),
-                indexer.by_index(POD_CONTROLLER_INDEX, f"{namespace}/"))
+    def _tally(self, replica_set: Obj, selector: Selector) -> OwnedPodTally:
+        """The ReplicaSet's :class:`OwnedPodTally`, new when its UID, selector or template labels changed."""
+        uid = uid_of(replica_set)
+        labels = template_labels(replica_set)
+        tally = self._tallies.get(uid)
+        if tally is None or not tally.matches_identity(uid, selector, labels):
+            tally = OwnedPodTally(uid, selector, labels, self.pod_facts)
+            self._tallies[uid] = tally
+        return tally
 
     def _selector(self, replica_set: Mapping[str, Any]) -> Selector:
         """:func:`replica_set_selector`, parsed once per ReplicaSet and selector value: the one
@@ -381,14 +390,16 @@ class ReplicaSetController:
         )
         return await manager.claim(candidates)
 
-    async def _manage_replicas(self, replica_set: Obj, active_pods: list[Obj]) -> BaseException | None:
-        """Create or delete pods toward ``spec.replicas``; returns the first error, if any."""
+    async def _manage_replicas(self, replica_set: Obj, active: int,
+                               active_pods: Callable[[], list[Obj]]) -> BaseException | None:
+        """Create or delete pods toward ``spec.replicas`` (``active`` claimed now, listed by
+        ``active_pods`` when some must go); returns the first error, if any."""
         key = object_key(replica_set)
-        difference = replicas_to_manage(len(active_pods), desired_replicas(replica_set), self.burst_replicas)
+        difference = replicas_to_manage(active, desired_replicas(replica_set), self.burst_replicas)
         if difference > 0:
             return await self._create_pods(replica_set, key, difference)
         if difference < 0:
-            return await self._delete_pods(replica_set, key, active_pods, -difference)
+            return await self._delete_pods(replica_set, key, active_pods(), -difference)
         return None
 
     async def _create_pods(self, replica_set: Obj, key: str, count: int) -> BaseException | None:
@@ -415,33 +426,31 @@ class ReplicaSetController:
         return error
 
     def _related_pods(self, replica_set: Obj) -> list[Obj]:
-        """Pods of every ReplicaSet sharing this one's controller (siblings under one Deployment)."""
+        """Pods of every ReplicaSet sharing this one's controller (siblings under one Deployment):
+        the namespace's pods matching any sibling's selector, as upstream lists them."""
         owner = controller_of(replica_set)
         if owner is None:
             return []
         namespace = namespace_of(replica_set)
-        seen: set[str] = set()
-        related: list[Obj] = []
-        namespace_pods: list[Obj] | None = None
+        selectors: list[Selector] = []
         for sibling in self.replica_sets.indexer.by_namespace(namespace):
             sibling_owner = controller_of(sibling)
             if sibling_owner is None or sibling_owner.get("uid") != owner.get("uid"):
                 continue
             selector = _matching_selector(sibling)
-            if selector is None:
-                continue
-            if namespace_pods is None:
-                namespace_pods = self.pods.indexer.by_namespace(namespace)
-            for pod in namespace_pods:
-                if uid_of(pod) not in seen and selector.matches(labels_of(pod)):
-                    seen.add(uid_of(pod))
-                    related.append(pod)
-        return related
+            if selector is not None:
+                selectors.append(selector)
+        if not selectors:
+            return []
+        facts = self.pod_facts.facts
+        return [pod for pod in self.pods.indexer.by_namespace(namespace)
+                if any(selector.matches(facts(pod).labels) for selector in selectors)]
 
     async def _delete_pods(
         self, replica_set: Obj, key: str, active_pods: list[Obj], count: int
     ) -> BaseException | None:
-        doomed = pods_to_delete(active_pods, self._related_pods(replica_set), count, self.wall())
+        doomed = pods_to_delete(active_pods, self._related_pods(replica_set), count, self.wall(),
+                                cache=self.ranking_facts)
         self.expectations.expect_deletions_of(key, [object_key(pod) for pod in doomed])
         namespace = namespace_of(replica_set)
 
@@ -477,15 +486,14 @@ class ReplicaSetController:
         return ReplicaCounts(len(active_pods), fully_labeled, ready, available, terminating)
 
     async def _update_status(
-        self, replica_set: Obj, active_pods: list[PodFacts], terminating: int, manage_error: BaseException | None
+        self, replica_set: Obj, counts: Callable[[Obj, datetime], ReplicaCounts], manage_error: BaseException | None
     ) -> Obj:
         """Write the status if it changed (retrying once on a conflict); returns the ReplicaSet as stored."""
         message = str(manage_error) if manage_error is not None else None
         current = replica_set
         for attempt in range(2):
             now = self.wall()
-            new_status = status_from_counts(current, self._count(current, active_pods, terminating, now), message,
-                                            now)
+            new_status = status_from_counts(current, counts(current, now), message, now)
             if not status_needs_update(current, new_status):
                 return current
             body = {**current, "status": status_to_write(current, new_status)}

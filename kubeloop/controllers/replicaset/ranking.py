@@ -19,9 +19,10 @@ Pods the rules cannot separate keep their input order.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import cmp_to_key
 from typing import Any
@@ -92,22 +93,70 @@ def _age_bucket(moment: datetime, now: datetime) -> int:
     return int(math.log2(nanoseconds)) if nanoseconds > 0 else -1
 
 
-class _RankingFacts:
-    """What the deletion order reads from one pod, read once per sort instead of per comparison."""
+class PodRankingFacts:
+    """What the deletion order reads from one pod version (everything but the time-dependent
+    age buckets and the node rank), read once instead of per comparison."""
 
-    __slots__ = ("cost", "created", "created_bucket", "node", "phase", "rank", "ready", "restarts", "since",
-                 "since_bucket", "uid")
+    __slots__ = ("cost", "created", "node", "phase", "ready", "restarts", "since", "uid")
 
-    def __init__(self, pod: Mapping[str, Any], rank: int, now: datetime | None) -> None:
+    def __init__(self, pod: Mapping[str, Any]) -> None:
         self.node = _node(pod)
         self.phase = _PHASE_ORDER.get(pod_phase(pod), 0)
         self.ready = is_pod_ready(pod)
         self.cost = deletion_cost(pod)
-        self.rank = rank
         self.uid = uid_of(pod)
         self.since = ready_since(pod) if self.ready else None
         self.restarts = max_container_restarts(pod)
         self.created = _time(metadata(pod).get("creationTimestamp"))
+
+
+class RankingFactsCache:
+    """:class:`PodRankingFacts` per pod UID, kept until the pod's ``resourceVersion`` changes.
+
+    A ReplicaSet scaled down step by step during a rolling update ranks the same pods again
+    at every step; reading them once per version keeps each step's cost to the sort.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[Any, tuple[Any, PodRankingFacts]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def facts(self, pod: Mapping[str, Any]) -> PodRankingFacts:
+        meta = metadata(pod)
+        uid, version = meta.get("uid"), meta.get("resourceVersion")
+        if not uid or not version:
+            return PodRankingFacts(pod)
+        entry = self._entries.get(uid)
+        if entry is None or entry[0] != version:
+            entry = (version, PodRankingFacts(pod))
+            self._entries[uid] = entry
+        return entry[1]
+
+    def forget(self, pod: Mapping[str, Any]) -> None:
+        """Drop what is remembered about a pod (it was deleted)."""
+        uid = metadata(pod).get("uid")
+        if uid:
+            self._entries.pop(uid, None)
+
+
+class _RankingFacts:
+    """One pod's place in one sort: its cached facts, its node rank and its age buckets."""
+
+    __slots__ = ("cost", "created", "created_bucket", "node", "phase", "rank", "ready", "restarts", "since",
+                 "since_bucket", "uid")
+
+    def __init__(self, facts: PodRankingFacts, rank: int, now: datetime | None) -> None:
+        self.node = facts.node
+        self.phase = facts.phase
+        self.ready = facts.ready
+        self.cost = facts.cost
+        self.rank = rank
+        self.uid = facts.uid
+        self.since = facts.since
+        self.restarts = facts.restarts
+        self.created = facts.created
         self.since_bucket = _age_bucket(self.since, now) if self.since is not None and now is not None else 0
         self.created_bucket = _age_bucket(self.created, now) if self.created is not None and now is not None else 0
 
@@ -162,7 +211,8 @@ def deleted_before(
     logarithmic: bool = True,
 ) -> bool:
     """Whether ``first`` should be deleted before ``second`` (upstream's ``Less``)."""
-    return _facts_deleted_before(_RankingFacts(first, first_rank, now), _RankingFacts(second, second_rank, now),
+    return _facts_deleted_before(_RankingFacts(PodRankingFacts(first), first_rank, now),
+                                 _RankingFacts(PodRankingFacts(second), second_rank, now),
                                  now, use_deletion_cost, logarithmic)
 
 
@@ -177,16 +227,9 @@ def ranks_by_related_pods_on_same_node(
     return [per_node.get(_node(pod), 0) for pod in pods]
 
 
-def sorted_for_deletion(
-    pods: Sequence[Mapping[str, Any]],
-    ranks: Sequence[int],
-    now: datetime | None,
-    *,
-    use_deletion_cost: bool = True,
-    logarithmic: bool = True,
-) -> list[Mapping[str, Any]]:
-    """``pods`` ordered first-to-delete first; ``ranks[i]`` belongs to ``pods[i]``."""
-
+def _ranking_key(
+    now: datetime | None, use_deletion_cost: bool, logarithmic: bool
+) -> Callable[[tuple[Mapping[str, Any], _RankingFacts]], Any]:
     def compare(a: tuple[Mapping[str, Any], _RankingFacts], b: tuple[Mapping[str, Any], _RankingFacts]) -> int:
         if _facts_deleted_before(a[1], b[1], now, use_deletion_cost, logarithmic):
             return -1
@@ -194,9 +237,31 @@ def sorted_for_deletion(
             return 1
         return 0
 
-    # Each pod is read once up front: a sort compares every pod O(log n) times.
-    paired = [(pod, _RankingFacts(pod, rank, now)) for pod, rank in zip(pods, ranks, strict=True)]
-    return [pod for pod, _ in sorted(paired, key=cmp_to_key(compare))]
+    return cmp_to_key(compare)
+
+
+def _paired(
+    pods: Sequence[Mapping[str, Any]], ranks: Sequence[int], now: datetime | None, cache: RankingFactsCache | None
+) -> list[tuple[Mapping[str, Any], _RankingFacts]]:
+    read = cache.facts if cache is not None else PodRankingFacts
+    return [(pod, _RankingFacts(read(pod), rank, now)) for pod, rank in zip(pods, ranks, strict=True)]
+
+
+def sorted_for_deletion(
+    pods: Sequence[Mapping[str, Any]],
+    ranks: Sequence[int],
+    now: datetime | None,
+    *,
+    use_deletion_cost: bool = True,
+    logarithmic: bool = True,
+    cache: RankingFactsCache | None = None,
+) -> list[Mapping[str, Any]]:
+    """``pods`` ordered first-to-delete first; ``ranks[i]`` belongs to ``pods[i]``.
+
+    Pods that compare equal keep their order in ``pods`` (the sort is stable).
+    """
+    paired = _paired(pods, ranks, now, cache)
+    return [pod for pod, _ in sorted(paired, key=_ranking_key(now, use_deletion_cost, logarithmic))]
 
 
 def pods_to_delete(
@@ -204,13 +269,20 @@ def pods_to_delete(
     related_pods: Sequence[Mapping[str, Any]],
     count: int,
     now: datetime | None,
+    *,
+    cache: RankingFactsCache | None = None,
 ) -> list[Mapping[str, Any]]:
     """The ``count`` pods to delete from ``pods`` (active, claimed); no ordering when all go.
 
     ``related_pods`` are the pods of every ReplicaSet with the same controller as this one
-    (siblings under one Deployment), used to prefer nodes that are crowded with them.
+    (siblings under one Deployment), used to prefer nodes that are crowded with them. The
+    result is the first ``count`` of :func:`sorted_for_deletion`, found without sorting the
+    rest (a rolling update takes a few pods at a time out of thousands).
     """
     if count >= len(pods):
         return list(pods)
+    if count <= 0:
+        return []
     ranks = ranks_by_related_pods_on_same_node(pods, related_pods)
-    return sorted_for_deletion(pods, ranks, now)[:count]
+    paired = _paired(pods, ranks, now, cache)
+    return [pod for pod, _ in heapq.nsmallest(count, paired, key=_ranking_key(now, True, True))]

@@ -139,6 +139,14 @@ class Indexer:
         index = self._index(index_name)
         return sorted(index.get(value, ()))
 
+    def index_items(self, index_name: str, value: str) -> builtins.list[tuple[str, Obj]]:
+        """``(key, object)`` pairs indexed under ``value``, in no particular order.
+
+        Cheaper than :meth:`by_index` (no sort) for callers that visit every object anyway.
+        """
+        items = self._items
+        return [(key, items[key]) for key in self._index(index_name).get(value, ())]
+
     def by_index(self, index_name: str, value: str) -> builtins.list[Obj]:
         """Objects indexed under ``value`` by the named index (in key order)."""
         return [self._items[k] for k in self.index_keys(index_name, value)]

@@ -54,17 +54,6 @@ def build(indexed: bool) -> tuple[ReplicaSetController, FakeApi]:
     return rsc, api
 
 
-def names(groups: tuple[list[dict[str, Any]], ...]) -> list[list[str]]:
-    return [[p["metadata"]["name"] for p in group] for group in groups]
-
-
-def test_claimable_pods_are_the_owned_and_the_orphans() -> None:
-    indexed, _ = build(indexed=True)
-    assert names(indexed._claimable_pods("default", "rs-uid")) == [["own"], ["orphan"]]
-    scanning, _ = build(indexed=False)
-    assert names(scanning._claimable_pods("default", "rs-uid")) == [[], ["orphan", "own", "taken"]]
-
-
 async def test_a_sync_makes_the_same_calls_with_and_without_the_index() -> None:
     calls = []
     for indexed in (True, False):

@@ -11,6 +11,7 @@ import pytest
 from kubeloop.api.meta import format_micro_time
 from kubeloop.controllers.replicaset.ranking import (
     POD_DELETION_COST,
+    RankingFactsCache,
     deleted_before,
     deletion_cost,
     pods_to_delete,
@@ -199,3 +200,38 @@ def test_sorted_for_deletion_agrees_with_the_pairwise_rule() -> None:
     for earlier, later in pairwise(ordered):
         assert not deleted_before(later, rank_of[later["metadata"]["name"]],
                                   earlier, rank_of[earlier["metadata"]["name"]], NOW)
+
+
+def _mixed_pods(count: int) -> list[Obj]:
+    return [
+        _pod(f"p{i}", node=("" if i % 7 == 0 else f"n{i % 3}"), phase=("Pending" if i % 5 == 0 else "Running"),
+             ready=(i % 2 == 0), restarts=i % 4, ready_since=NOW - timedelta(seconds=17 * (i % 6)),
+             created=NOW - timedelta(minutes=i % 5), uid=f"u{(i * 37) % 23:02d}-{i}",
+             annotations={POD_DELETION_COST: str(i % 3)})
+        for i in range(count)
+    ]
+
+
+@pytest.mark.parametrize("count", [1, 2, 5, 17, 39])
+def test_pods_to_delete_is_the_head_of_the_full_order(count: int) -> None:
+    pods = _mixed_pods(40)
+    related = pods[::2]
+    ranks = ranks_by_related_pods_on_same_node(pods, related)
+    assert pods_to_delete(pods, related, count, NOW) == sorted_for_deletion(pods, ranks, NOW)[:count]
+
+
+def test_ranking_facts_are_read_once_per_pod_version() -> None:
+    pods = _mixed_pods(12)
+    for index, pod in enumerate(pods):
+        pod["metadata"]["resourceVersion"] = str(index + 1)
+    cache = RankingFactsCache()
+    first = pods_to_delete(pods, pods, 4, NOW, cache=cache)
+    assert len(cache) == 12
+    assert pods_to_delete(pods, pods, 4, NOW, cache=cache) == first == pods_to_delete(pods, pods, 4, NOW)
+    # A new version of a victim is read again (here it turns Pending).
+    changed = {**first[-1], "status": {**first[-1]["status"], "phase": "Pending"},
+               "metadata": {**first[-1]["metadata"], "resourceVersion": "99"}}
+    rest = [changed if pod is first[-1] else pod for pod in pods]
+    assert pods_to_delete(rest, rest, 4, NOW, cache=cache) == pods_to_delete(rest, rest, 4, NOW)
+    cache.forget(changed)
+    assert len(cache) == 11

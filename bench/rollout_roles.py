@@ -1,0 +1,157 @@
+"""The simulated kubelet, or the ReplicaSet and Deployment controllers, in a process of their own.
+
+    .venv/bin/python bench/rollout_roles.py kubelet --kubeconfig K --nodes N --stats FILE
+    .venv/bin/python bench/rollout_roles.py controllers --kubeconfig K --stats FILE
+
+Used by ``bench/rollout.py --workload deployment --split``, which runs the API server in its
+own process beside these two, as a real cluster spreads them over processes. The kubelet has
+every delay at 0; client-side throttling is off in both. The process writes its stats (API
+requests by method, its CPU seconds, a sequence number) to FILE as JSON once it is ready and
+again on each SIGUSR1; SIGTERM or SIGINT stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kubeloop.client import ApiClient, CountingRequestMetrics, load_kubeconfig  # noqa: E402
+from kubeloop.controllers import add_controllers  # noqa: E402
+from kubeloop.kubelet import BehaviourDefaults, Kubelet, KubeletConfig  # noqa: E402
+from kubeloop.runtime.manager import Manager, ManagerOptions  # noqa: E402
+from kubeloop.testing.cluster import quick_kubelet_config  # noqa: E402
+
+ROLES = ("kubelet", "controllers")
+
+
+def request_counts(metrics: CountingRequestMetrics) -> dict[str, int]:
+    """Requests made so far, by HTTP method (all status codes)."""
+    counts: dict[str, int] = {}
+    for (method, _code), value in metrics.counts.items():
+        counts[method] = counts.get(method, 0) + int(value)
+    return counts
+
+
+def bench_kubelet_config(nodes: int) -> KubeletConfig:
+    """The benchmark's kubelet: ``nodes`` nodes, pods start, turn ready and go at once."""
+    return dataclasses.replace(quick_kubelet_config(nodes=nodes),
+                               defaults=BehaviourDefaults(start_delay=0.0, ready_delay=0.0, termination_delay=0.0))
+
+
+def write_stats(path: Path, metrics: CountingRequestMetrics, sequence: int) -> None:
+    """Replace ``path`` with the process's stats (atomically: readers never see half a file)."""
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps({"sequence": sequence, "cpu": time.process_time(),
+                                   "requests": request_counts(metrics)}))
+    os.replace(partial, path)
+
+
+async def run_role(role: str, kubeconfig: Path, nodes: int, stats: Path) -> None:
+    metrics = CountingRequestMetrics()
+    client = ApiClient(dataclasses.replace(load_kubeconfig(str(kubeconfig)), qps=0.0), metrics=metrics)
+    manager = Manager(client, ManagerOptions(name=f"bench-{role}"))
+    kubelet: Kubelet | None = None
+    if role == "kubelet":
+        kubelet = Kubelet(client, bench_kubelet_config(nodes))
+        await kubelet.setup(manager)
+    else:
+        await add_controllers(manager, ["replicaset", "deployment"])
+    stop = asyncio.Event()
+    sequence = 0
+
+    def snapshot() -> None:
+        nonlocal sequence
+        sequence += 1
+        write_stats(stats, metrics, sequence)
+
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, snapshot)
+    await manager.start()
+    try:
+        if kubelet is not None:
+            await kubelet.registered.wait()
+        snapshot()
+        await stop.wait()
+    finally:
+        await manager.stop()
+        for informer in manager.factory.informers():
+            await informer.stop()
+        await client.aclose()
+
+
+class RoleProcess:
+    """A :mod:`rollout_roles` child process, as the benchmark driver sees it."""
+
+    def __init__(self, role: str, kubeconfig: Path, nodes: int, workdir: Path) -> None:
+        self.role = role
+        self.stats_path = workdir / f"{role}-stats.json"
+        self._argv = [sys.executable, str(Path(__file__).resolve()), role, "--kubeconfig", str(kubeconfig),
+                      "--nodes", str(nodes), "--stats", str(self.stats_path)]
+        self._process: asyncio.subprocess.Process | None = None
+        self._sequence = 0
+
+    async def start(self, timeout: float = 60.0) -> None:
+        """Start the process and wait until it reports ready (its first stats)."""
+        self._process = await asyncio.create_subprocess_exec(*self._argv)
+        await self._wait_for(1, timeout)
+
+    async def _wait_for(self, sequence: int, timeout: float) -> dict[str, Any]:
+        assert self._process is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            if self._process.returncode is not None:
+                raise RuntimeError(f"{self.role} process exited with {self._process.returncode}")
+            try:
+                stats: dict[str, Any] = json.loads(self.stats_path.read_text())
+            except (FileNotFoundError, ValueError):
+                stats = {"sequence": 0}
+            if stats["sequence"] >= sequence:
+                self._sequence = stats["sequence"]
+                return stats
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.role} process did not report in {timeout}s")
+            await asyncio.sleep(0.01)
+
+    async def stats(self) -> tuple[dict[str, int], float]:
+        """Requests by method so far, and CPU seconds so far, fresh from the process."""
+        assert self._process is not None
+        self._process.send_signal(signal.SIGUSR1)
+        stats = await self._wait_for(self._sequence + 1, 30.0)
+        return dict(stats["requests"]), float(stats["cpu"])
+
+    async def stop(self) -> None:
+        if self._process is None or self._process.returncode is not None:
+            return
+        self._process.terminate()
+        try:
+            await asyncio.wait_for(self._process.wait(), 30.0)
+        except TimeoutError:
+            self._process.kill()
+            await self._process.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("role", choices=ROLES)
+    parser.add_argument("--kubeconfig", type=Path, required=True)
+    parser.add_argument("--nodes", type=int, default=1)
+    parser.add_argument("--stats", type=Path, required=True)
+    args = parser.parse_args()
+    asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats))
+
+
+if __name__ == "__main__":
+    main()
