@@ -262,9 +262,9 @@ class _InProcessRoles:
         await self.managers[1].start()
         await self.managers[0].start()
 
-    async def sample(self) -> tuple[dict[str, int], dict[str, int], float]:
-        """Requests so far (controllers, kubelet) and the CPU seconds of every process involved."""
-        return request_counts(self.metrics[0]), request_counts(self.metrics[1]), time.process_time()
+    async def sample(self) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
+        """Requests so far (controllers, kubelet) and CPU seconds so far, by process."""
+        return request_counts(self.metrics[0]), request_counts(self.metrics[1]), {"all": time.process_time()}
 
     async def stop(self) -> None:
         for manager in self.managers:
@@ -287,10 +287,11 @@ class _SplitRoles:
         await self.kubelet.start()
         await self.controllers.start()
 
-    async def sample(self) -> tuple[dict[str, int], dict[str, int], float]:
+    async def sample(self) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
         (controller, controller_cpu), (kubelet, kubelet_cpu) = await asyncio.gather(
             self.controllers.stats(), self.kubelet.stats())
-        return controller, kubelet, time.process_time() + controller_cpu + kubelet_cpu
+        return controller, kubelet, {"server": time.process_time(), "controllers": controller_cpu,
+                                     "kubelet": kubelet_cpu}
 
     async def stop(self) -> None:
         await asyncio.gather(self.controllers.stop(), self.kubelet.stop())
@@ -318,7 +319,7 @@ async def deployment_scale_and_roll(pods: int, timeout: float, split: bool = Fal
             await _wait_deployment(user, _deployment_done(pods, 2), timeout)
             scaled_in = time.monotonic() - started
             controller_after, kubelet_after, cpu_after = await roles.sample()
-            scale_cpu = cpu_after - cpu_started
+            scale_cpu = {name: cpu_after[name] - cpu_started[name] for name in cpu_after}
             scale_requests = (_delta(controller_after, controller_before), _delta(kubelet_after, kubelet_before))
 
             controller_before, kubelet_before, cpu_started = await roles.sample()
@@ -328,7 +329,7 @@ async def deployment_scale_and_roll(pods: int, timeout: float, split: bool = Fal
             await _wait_deployment(user, _deployment_done(pods, 3), timeout)
             rolled_in = time.monotonic() - started
             controller_after, kubelet_after, cpu_after = await roles.sample()
-            roll_cpu = cpu_after - cpu_started
+            roll_cpu = {name: cpu_after[name] - cpu_started[name] for name in cpu_after}
             await _old_pods_gone(user, pods, timeout)
             drained_in = time.monotonic() - started
             roll_requests = (_delta(controller_after, controller_before), _delta(kubelet_after, kubelet_before))
@@ -373,11 +374,14 @@ def report_deployment(result: dict[str, Any], floor: Timing, floor_concurrent: T
     print(f"API floor: {pods} pod creations in {floor[0]:.1f}s ({floor[1]:.1f}s CPU) sequentially "
           f"({pods / floor[0]:.0f}/s), {floor_concurrent[0]:.1f}s ({floor_concurrent[1]:.1f}s CPU) "
           f"with {FLOOR_CONCURRENCY} in flight")
-    for phase, seconds, cpu, (controller, kubelet) in (
+    for phase, seconds, cpu_by_process, (controller, kubelet) in (
             (f"scale 0 -> {pods}", result["scale_seconds"], result["scale_cpu"], result["scale_requests"]),
             ("roll to a new image", result["rollout_seconds"], result["roll_cpu"], result["roll_requests"])):
+        cpu = sum(cpu_by_process.values())
+        by_process = "" if len(cpu_by_process) < 2 else \
+            " [" + ", ".join(f"{name} {value:.1f}s" for name, value in cpu_by_process.items()) + "]"
         print(f"Deployment {phase}: complete in {seconds:.1f}s = {seconds / floor[0]:.2f}x the floor "
-              f"({cpu:.1f}s CPU = {cpu / floor[1]:.2f}x); "
+              f"({cpu:.1f}s CPU{by_process} = {cpu / floor[1]:.2f}x); "
               f"controller writes {_writes(controller)} {dict(sorted(controller.items()))}; "
               f"kubelet writes {_writes(kubelet)} {dict(sorted(kubelet.items()))}")
     print(f"Deployment rollout: old pods all gone after {result['drained_seconds']:.1f}s")

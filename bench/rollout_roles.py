@@ -7,7 +7,8 @@ Used by ``bench/rollout.py --workload deployment --split``, which runs the API s
 own process beside these two, as a real cluster spreads them over processes. The kubelet has
 every delay at 0; client-side throttling is off in both. The process writes its stats (API
 requests by method, its CPU seconds, a sequence number) to FILE as JSON once it is ready and
-again on each SIGUSR1; SIGTERM or SIGINT stops it.
+again on each SIGUSR1; SIGTERM or SIGINT stops it. With ``ROLLOUT_ROLE_PROFILE_DIR`` set in
+the environment, the process writes a cProfile of its run to ``<dir>/<role>.prof`` as it stops.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from kubeloop.runtime.manager import Manager, ManagerOptions  # noqa: E402
 from kubeloop.testing.cluster import quick_kubelet_config  # noqa: E402
 
 ROLES = ("kubelet", "controllers")
+PROFILE_DIR_ENV = "ROLLOUT_ROLE_PROFILE_DIR"
 
 
 def request_counts(metrics: CountingRequestMetrics) -> dict[str, int]:
@@ -150,7 +152,19 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1)
     parser.add_argument("--stats", type=Path, required=True)
     args = parser.parse_args()
-    asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats))
+    profile_dir = os.environ.get(PROFILE_DIR_ENV)
+    if not profile_dir:
+        asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats))
+        return
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats))
+    finally:
+        profiler.disable()
+        profiler.dump_stats(str(Path(profile_dir) / f"{args.role}.prof"))
 
 
 if __name__ == "__main__":

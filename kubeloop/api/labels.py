@@ -169,15 +169,26 @@ class Selector:
     Immutable; equality compares requirements (and the nothing flag).
     """
 
-    __slots__ = ("_nothing", "requirements")
+    __slots__ = ("_nothing", "_pairs", "requirements")
 
     requirements: tuple[Requirement, ...]
     _nothing: bool
+    _pairs: dict[str, str] | None
 
     def __init__(self, requirements: Iterable[Requirement] = (), *, nothing: bool = False) -> None:
-        ordered = sorted(requirements, key=lambda r: r.key)
-        object.__setattr__(self, "requirements", () if nothing else tuple(ordered))
+        ordered = tuple(sorted(requirements, key=lambda r: r.key)) if not nothing else ()
+        object.__setattr__(self, "requirements", ordered)
         object.__setattr__(self, "_nothing", nothing)
+        # A selector of single-value equalities (every workload's matchLabels) matches when its
+        # pairs are a subset of the labels: one C-level set comparison instead of a loop.
+        pairs: dict[str, str] = {}
+        for r in ordered:
+            if r.operator not in (EQUALS, DOUBLE_EQUALS, IN) or len(r.values) != 1 or r.key in pairs:
+                object.__setattr__(self, "_pairs", None)
+                break
+            pairs[r.key] = r.values[0]
+        else:
+            object.__setattr__(self, "_pairs", pairs)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Selector is immutable")
@@ -198,6 +209,9 @@ class Selector:
     def matches(self, labels: Mapping[str, str]) -> bool:
         if self._nothing:
             return False
+        pairs = self._pairs
+        if pairs is not None:
+            return pairs.items() <= labels.items()
         return all(r.matches(labels) for r in self.requirements)
 
     def empty(self) -> bool:

@@ -97,9 +97,10 @@ class PodRankingFacts:
     """What the deletion order reads from one pod version (everything but the time-dependent
     age buckets and the node rank), read once instead of per comparison."""
 
-    __slots__ = ("cost", "created", "node", "phase", "ready", "restarts", "since", "uid")
+    __slots__ = ("active", "cost", "created", "node", "phase", "ready", "restarts", "since", "uid")
 
     def __init__(self, pod: Mapping[str, Any]) -> None:
+        self.active = is_pod_active(pod)
         self.node = _node(pod)
         self.phase = _PHASE_ORDER.get(pod_phase(pod), 0)
         self.ready = is_pod_ready(pod)
@@ -217,14 +218,17 @@ def deleted_before(
 
 
 def ranks_by_related_pods_on_same_node(
-    pods: Sequence[Mapping[str, Any]], related_pods: Sequence[Mapping[str, Any]]
+    pods: Sequence[Mapping[str, Any]], related_pods: Sequence[Mapping[str, Any]],
+    cache: RankingFactsCache | None = None,
 ) -> list[int]:
     """For each pod, how many active related pods (itself included if related) share its node."""
+    read = cache.facts if cache is not None else PodRankingFacts
     per_node: dict[str, int] = {}
     for pod in related_pods:
-        if is_pod_active(pod):
-            per_node[_node(pod)] = per_node.get(_node(pod), 0) + 1
-    return [per_node.get(_node(pod), 0) for pod in pods]
+        facts = read(pod)
+        if facts.active:
+            per_node[facts.node] = per_node.get(facts.node, 0) + 1
+    return [per_node.get(read(pod).node, 0) for pod in pods]
 
 
 def _ranking_key(
@@ -283,6 +287,6 @@ def pods_to_delete(
         return list(pods)
     if count <= 0:
         return []
-    ranks = ranks_by_related_pods_on_same_node(pods, related_pods)
+    ranks = ranks_by_related_pods_on_same_node(pods, related_pods, cache)
     paired = _paired(pods, ranks, now, cache)
     return [pod for pod, _ in heapq.nsmallest(count, paired, key=_ranking_key(now, True, True))]

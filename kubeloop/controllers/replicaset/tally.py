@@ -103,7 +103,9 @@ class OwnedPodTally:
         members = self._members
         for key, pod in owned:
             member = members.get(key)
-            version = _version(pod)
+            meta = pod.get("metadata")
+            # Cached objects are plain dicts: skip the slower Mapping check in the usual case.
+            version = meta.get("resourceVersion") if type(meta) is dict else _version(pod)
             if member is not None:
                 if version and member.resource_version == version:
                     continue

@@ -99,6 +99,15 @@ class Watcher:
                 timer.cancel()
         return self._pending.popleft() if self._pending else None
 
+    def take_queued(self, limit: int) -> list[WatchEvent]:
+        """Up to ``limit`` events already queued, without waiting (lets the HTTP layer send a
+        burst of changes in one write instead of one write per event)."""
+        pending = self._pending
+        taken: list[WatchEvent] = []
+        while pending and len(taken) < limit:
+            taken.append(pending.popleft())
+        return taken
+
     def close(self) -> None:
         """Stop receiving events; idempotent."""
         if self._closed:

@@ -6,7 +6,7 @@ Cases restate the behaviour of apimachinery's ``labels`` package and ``metav1`` 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubeloop.api.labels import (
@@ -421,3 +421,19 @@ def test_parser_never_fails_with_anything_but_selector_error(text: str) -> None:
     except SelectorError:
         return
     assert parse_selector(str(selector)) == selector
+
+
+_KEYS = st.sampled_from(["app", "tier", "pod-template-hash", "x"])
+_VALUES = st.sampled_from(["a", "b", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_KEYS, st.sampled_from([EQUALS, DOUBLE_EQUALS, IN, NOT_EQUALS, NOT_IN, EXISTS]),
+                          st.lists(_VALUES, min_size=1, max_size=2)), max_size=4),
+       st.dictionaries(_KEYS, _VALUES, max_size=4))
+def test_matches_agrees_with_the_requirements_one_by_one(terms: list[tuple[str, str, list[str]]],
+                                                         labels: dict[str, str]) -> None:
+    # Equality-only selectors take a set-comparison shortcut; it must agree with the rule.
+    requirements = [Requirement(key, op, () if op == EXISTS else tuple(values)) for key, op, values in terms]
+    selector = Selector(requirements)
+    assert selector.matches(labels) == all(r.matches(labels) for r in selector.requirements)

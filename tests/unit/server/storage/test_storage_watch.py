@@ -201,3 +201,15 @@ def test_closed_watchers_stop_receiving(store: Storage) -> None:
     store.create(PODS, make_object("a"))
     assert len(drain(kept)) == 1
     assert drain(closed) == []
+
+
+def test_take_queued_hands_over_what_is_queued_in_order_up_to_a_limit(store: Storage) -> None:
+    watcher = store.watch(PODS, None, 0)
+    assert watcher.take_queued(10) == []
+    for name in "abcde":
+        store.create(PODS, make_object(name))
+    assert [e.object["metadata"]["name"] for e in watcher.take_queued(3)] == ["a", "b", "c"]
+    assert watcher.backlog == 2
+    assert [e.object["metadata"]["name"] for e in watcher.take_queued(10)] == ["d", "e"]
+    assert watcher.take_queued(10) == []
+    watcher.close()
