@@ -288,10 +288,11 @@ class _SplitRoles:
         await self.controllers.start()
 
     async def sample(self) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
-        (controller, controller_cpu), (kubelet, kubelet_cpu) = await asyncio.gather(
+        (controller, controller_cpu, controller_gc), (kubelet, kubelet_cpu, kubelet_gc) = await asyncio.gather(
             self.controllers.stats(), self.kubelet.stats())
         return controller, kubelet, {"server": time.process_time(), "controllers": controller_cpu,
-                                     "kubelet": kubelet_cpu}
+                                     "kubelet": kubelet_cpu, "gc:controllers": controller_gc,
+                                     "gc:kubelet": kubelet_gc}
 
     async def stop(self) -> None:
         await asyncio.gather(self.controllers.stop(), self.kubelet.stop())
@@ -377,7 +378,7 @@ def report_deployment(result: dict[str, Any], floor: Timing, floor_concurrent: T
     for phase, seconds, cpu_by_process, (controller, kubelet) in (
             (f"scale 0 -> {pods}", result["scale_seconds"], result["scale_cpu"], result["scale_requests"]),
             ("roll to a new image", result["rollout_seconds"], result["roll_cpu"], result["roll_requests"])):
-        cpu = sum(cpu_by_process.values())
+        cpu = sum(value for name, value in cpu_by_process.items() if not name.startswith("gc:"))
         by_process = "" if len(cpu_by_process) < 2 else \
             " [" + ", ".join(f"{name} {value:.1f}s" for name, value in cpu_by_process.items()) + "]"
         print(f"Deployment {phase}: complete in {seconds:.1f}s = {seconds / floor[0]:.2f}x the floor "

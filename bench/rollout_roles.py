@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import gc
 import json
 import os
 import signal
@@ -51,10 +52,25 @@ def bench_kubelet_config(nodes: int) -> KubeletConfig:
                                defaults=BehaviourDefaults(start_delay=0.0, ready_delay=0.0, termination_delay=0.0))
 
 
-def write_stats(path: Path, metrics: CountingRequestMetrics, sequence: int) -> None:
+class GcTimer:
+    """Seconds the process spent in the cyclic garbage collector (from ``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._started
+
+
+def write_stats(path: Path, metrics: CountingRequestMetrics, sequence: int, gc_timer: GcTimer) -> None:
     """Replace ``path`` with the process's stats (atomically: readers never see half a file)."""
     partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps({"sequence": sequence, "cpu": time.process_time(),
+    partial.write_text(json.dumps({"sequence": sequence, "cpu": time.process_time(), "gc": gc_timer.seconds,
                                    "requests": request_counts(metrics)}))
     os.replace(partial, path)
 
@@ -71,11 +87,12 @@ async def run_role(role: str, kubeconfig: Path, nodes: int, stats: Path) -> None
         await add_controllers(manager, ["replicaset", "deployment"])
     stop = asyncio.Event()
     sequence = 0
+    gc_timer = GcTimer()
 
     def snapshot() -> None:
         nonlocal sequence
         sequence += 1
-        write_stats(stats, metrics, sequence)
+        write_stats(stats, metrics, sequence, gc_timer)
 
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -127,12 +144,13 @@ class RoleProcess:
                 raise TimeoutError(f"{self.role} process did not report in {timeout}s")
             await asyncio.sleep(0.01)
 
-    async def stats(self) -> tuple[dict[str, int], float]:
-        """Requests by method so far, and CPU seconds so far, fresh from the process."""
+    async def stats(self) -> tuple[dict[str, int], float, float]:
+        """Requests by method, CPU seconds and seconds in the garbage collector so far, fresh
+        from the process."""
         assert self._process is not None
         self._process.send_signal(signal.SIGUSR1)
         stats = await self._wait_for(self._sequence + 1, 30.0)
-        return dict(stats["requests"]), float(stats["cpu"])
+        return dict(stats["requests"]), float(stats["cpu"]), float(stats["gc"])
 
     async def stop(self) -> None:
         if self._process is None or self._process.returncode is not None:

@@ -276,10 +276,12 @@ class Kubelet:
         assert self._pods is not None
         held = self._node_ips.get(node.name, {})
         used = {ip for other, ip in held.items() if other != key}
-        for other, pod in self._pods.indexer.index_items(NODE_INDEX, node.name):
+        indexer = self._pods.indexer
+        for other in indexer.index_key_view(NODE_INDEX, node.name):
             if other in held or other == key:
                 continue
-            status = pod.get("status")
+            pod = indexer.get(other)
+            status = pod.get("status") if pod is not None else None
             if isinstance(status, Mapping) and status.get("podIP"):
                 used.add(str(status["podIP"]))
         return free_pod_ip(node, used)

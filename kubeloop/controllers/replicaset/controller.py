@@ -172,6 +172,7 @@ class ReplicaSetController:
         self._queue = queue
 
     def register_handlers(self) -> None:
+        self.pods.indexer.add_change_listener(self._on_pod_stored)
         self.pods.add_event_handler(
             EventHandlerFuncs(add=self.on_pod_add, update=self.on_pod_update, delete=self.on_pod_removed)
         )
@@ -187,6 +188,18 @@ class ReplicaSetController:
             self._queue.add_after(request, after)
 
     # -- handlers -------------------------------------------------------------------------
+    def _on_pod_stored(self, key: str, old: Obj | None, new: Obj | None) -> None:
+        """Pod cache change listener: mark the pod in the tallies of its old and new controller."""
+        tallies = self._tallies
+        if not tallies:
+            return
+        for pod in (old, new):
+            reference = controller_of(pod) if pod is not None else None
+            if reference is not None:
+                tally = tallies.get(reference.get("uid"))  # type: ignore[arg-type]
+                if tally is not None:
+                    tally.mark(key)
+
     def resolve_controller(self, namespace: str, reference: Mapping[str, Any] | None) -> Obj | None:
         """The cached ReplicaSet a pod's controller reference names (kind and UID must agree)."""
         if reference is None or reference.get("kind") != REPLICA_SET_KIND:
@@ -311,7 +324,8 @@ class ReplicaSetController:
         tally = self._tally(replica_set, selector)
         indexer = self.pods.indexer
         if POD_CONTROLLER_INDEX in indexer.indexer_names():
-            tally.refresh(indexer.index_items(POD_CONTROLLER_INDEX, f"{namespace}/{uid}"))
+            tally.update(indexer.epoch, indexer.index_key_view(POD_CONTROLLER_INDEX, f"{namespace}/{uid}"),
+                         indexer.get)
             orphans = indexer.by_index(POD_CONTROLLER_INDEX, f"{namespace}/")
         else:
             orphans = indexer.by_namespace(namespace)

@@ -6,11 +6,14 @@ ReplicaSet owning thousands of pods, and syncs running back to back while they s
 that from scratch made each sync O(pods) in Python and the whole scale-up quadratic.
 
 :class:`OwnedPodTally` remembers, per pod key, the ``resourceVersion`` it last classified and
-what that version contributed. A refresh walks the owned pods (one dictionary lookup and one
-comparison for a pod that did not change), re-classifies only changed pods, and drops pods
-that left. An informer replaces a cached object on every change, never edits it, so an
-unchanged ``resourceVersion`` means an unchanged pod. The counts equal a full recount at every
-refresh (the unit tests check exactly that on random histories).
+what that version contributed. The controller marks the keys of pods that change (a change
+listener on the pod cache, called as each change is stored, so the marks never lag behind the
+cache), and an update re-classifies only marked pods: O(changed pods) per sync. A full refresh
+walks every owned pod instead (one lookup and one comparison for a pod that did not change);
+it runs when a tally starts and after the cache was replaced wholesale. An informer replaces a
+cached object on every change, never edits it, so an unchanged ``resourceVersion`` means an
+unchanged pod. The counts equal a full recount after every update (the unit tests check
+exactly that on random histories, for both paths).
 
 The classification depends on the ReplicaSet's UID, its selector and its template labels;
 when any of them changes the tally starts over. ``availableReplicas`` with
@@ -20,7 +23,8 @@ so the count at any moment is a binary search.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -85,6 +89,8 @@ class OwnedPodTally:
         self._facts = facts
         self._members: dict[str, _Member] = {}
         self._to_claim: set[str] = set()
+        self._marked: set[str] = set()
+        self._epoch: int | None = None
         self._ready_times: SortedList = SortedList()
         self.active = 0
         self.fully_labeled = 0
@@ -98,10 +104,48 @@ class OwnedPodTally:
         return len(self._members)
 
     # -- updates --------------------------------------------------------------------------
-    def refresh(self, owned: list[tuple[str, Obj]]) -> None:
-        """Bring the tally up to date with ``owned``, the ``(key, pod)`` pairs now controlled."""
+    def mark(self, key: str) -> None:
+        """Note that the pod under ``key`` changed (added, updated, deleted, or its controller
+        changed to or from this ReplicaSet): the next :meth:`update` reads it again."""
+        self._marked.add(key)
+
+    def update(self, epoch: int, owned: AbstractSet[str], get: Callable[[str], Obj | None]) -> None:
+        """Bring the tally up to date: re-read only the marked pods, or every pod of ``owned``
+        (the keys of the pods now controlled) the first time and whenever the store's ``epoch``
+        changed (the store was replaced wholesale, without marks)."""
+        if self._epoch != epoch:
+            self._marked.clear()
+            self.refresh(owned, get)
+            self._epoch = epoch
+            return
+        marked, self._marked = self._marked, set()
         members = self._members
-        for key, pod in owned:
+        for key in marked:
+            pod = get(key)
+            member = members.get(key)
+            if pod is None or self._facts.facts(pod).controller_uid != self.uid:
+                if member is not None:
+                    self._remove(key, members.pop(key))
+                continue
+            version = _version(pod)
+            if member is not None:
+                if version and member.resource_version == version:
+                    continue
+                self._remove(key, member)
+            member = self._classify(pod, version)
+            members[key] = member
+            self._add(key, member)
+
+    def refresh(self, owned: AbstractSet[str], get: Callable[[str], Obj | None]) -> None:
+        """Bring the tally up to date with ``owned``, the keys of the pods now controlled
+        (``get`` reads a pod by key; a key it cannot read counts as gone), visiting them all."""
+        members = self._members
+        live = 0
+        for key in owned:
+            pod = get(key)
+            if pod is None:
+                continue
+            live += 1
             member = members.get(key)
             meta = pod.get("metadata")
             # Cached objects are plain dicts: skip the slower Mapping check in the usual case.
@@ -113,10 +157,9 @@ class OwnedPodTally:
             member = self._classify(pod, version)
             members[key] = member
             self._add(key, member)
-        if len(members) != len(owned):
-            # Every pod of ``owned`` is a member now, so the surplus members are pods that left.
-            live = {key for key, _ in owned}
-            for key in [key for key in members if key not in live]:
+        if len(members) != live:
+            # Every readable owned pod is a member now, so the surplus members are pods that left.
+            for key in [key for key in members if key not in owned or get(key) is None]:
                 self._remove(key, members.pop(key))
 
     def _classify(self, pod: Obj, version: Any) -> _Member:

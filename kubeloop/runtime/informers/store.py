@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,12 @@ NAMESPACE_INDEX = "namespace"
 def namespace_index_func(obj: Obj) -> list[str]:
     """Index objects by namespace (``""`` for cluster-scoped ones)."""
     return [namespace_of(obj)]
+
+
+_NO_KEYS: frozenset[str] = frozenset()
+
+ChangeListener = Callable[[str, "Obj | None", "Obj | None"], None]
+"""``listener(key, old, new)``: see :meth:`Indexer.add_change_listener`."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,9 @@ class Indexer:
         self._items: dict[str, Obj] = {}
         self._indexers: dict[str, IndexFunc] = {NAMESPACE_INDEX: namespace_index_func}
         self._indices: dict[str, dict[str, set[str]]] = {NAMESPACE_INDEX: {}}
+        self._listeners: builtins.list[ChangeListener] = []
+        self.epoch = 0
+        """Bumped by :meth:`replace`, which changes everything at once without telling listeners."""
         if indexers:
             self.add_indexers(indexers)
 
@@ -76,6 +86,17 @@ class Indexer:
     def indexer_names(self) -> builtins.list[str]:
         return list(self._indexers)
 
+    def add_change_listener(self, listener: ChangeListener) -> None:
+        """Call ``listener(key, old, new)`` synchronously on every upsert and delete, after the
+        indices are updated (``old``/``new`` ``None`` for an addition/removal).
+
+        Unlike event handlers, which run later and may lag behind the store, a listener sees
+        each change as it is made, so state derived from it never disagrees with the store.
+        Listeners must be quick and must not change the store; :meth:`replace` bumps
+        :attr:`epoch` instead of calling them.
+        """
+        self._listeners.append(listener)
+
     # -- writes ---------------------------------------------------------------------------
     def upsert(self, obj: Obj) -> Obj | None:
         """Add or replace the object under its key; returns the previous object, if any."""
@@ -83,6 +104,8 @@ class Indexer:
         old = self._items.get(key)
         self._items[key] = obj
         self._reindex(key, old, obj)
+        for listener in self._listeners:
+            listener(key, old, obj)
         return old
 
     def delete(self, key: str) -> Obj | None:
@@ -90,12 +113,15 @@ class Indexer:
         old = self._items.pop(key, None)
         if old is not None:
             self._reindex(key, old, None)
+            for listener in self._listeners:
+                listener(key, old, None)
         return old
 
     def replace(self, objects: Iterable[Obj]) -> None:
         """Replace the whole content (used by tests and by relists that bypass handlers)."""
         self._items = {object_key(o): o for o in objects}
         self._indices = {name: {} for name in self._indexers}
+        self.epoch += 1
         for key, obj in self._items.items():
             self._reindex(key, None, obj)
 
@@ -139,13 +165,13 @@ class Indexer:
         index = self._index(index_name)
         return sorted(index.get(value, ()))
 
-    def index_items(self, index_name: str, value: str) -> builtins.list[tuple[str, Obj]]:
-        """``(key, object)`` pairs indexed under ``value``, in no particular order.
+    def index_key_view(self, index_name: str, value: str) -> AbstractSet[str]:
+        """The keys indexed under ``value``: a live, read-only view, in no particular order.
 
-        Cheaper than :meth:`by_index` (no sort) for callers that visit every object anyway.
+        For synchronous passes over many objects (no list built, no sort); the view changes
+        with the store, so do not keep it across an ``await``. Read objects with :meth:`get`.
         """
-        items = self._items
-        return [(key, items[key]) for key in self._index(index_name).get(value, ())]
+        return self._index(index_name).get(value, _NO_KEYS)
 
     def by_index(self, index_name: str, value: str) -> builtins.list[Obj]:
         """Objects indexed under ``value`` by the named index (in key order)."""

@@ -69,19 +69,42 @@ def recount(pods: list[Obj], min_ready: int) -> tuple[ReplicaCounts, list[str]]:
 @settings(max_examples=150, deadline=None)
 @given(steps, st.sampled_from([0, 10, 30]))
 def test_tally_matches_a_full_recount_after_every_step(history: list[tuple[int, Any]], min_ready: int) -> None:
-    tally = OwnedPodTally(UID, SELECTOR, TEMPLATE_LABELS, PodFactsCache())
+    # Two tallies follow the same history: one re-reads every owned pod at each step, the other
+    # only the pods marked as changed (as the controller's cache listener marks them).
+    full = OwnedPodTally(UID, SELECTOR, TEMPLATE_LABELS, PodFactsCache())
+    marked = OwnedPodTally(UID, SELECTOR, TEMPLATE_LABELS, PodFactsCache())
     pods: dict[str, Obj] = {}
     for version, (index, state) in enumerate(history, start=1):
-        name = f"p{index}"
+        key = f"default/p{index}"
         if state is None:
-            pods.pop(name, None)
+            pods.pop(key, None)
         else:
-            pods[name] = make_pod(name, version, state)
-        tally.refresh([(f"default/{name}", pod) for name, pod in pods.items()])
-        expected, expected_to_claim = recount(list(pods.values()), min_ready)
-        assert tally.counts(min_ready, NOW) == expected
-        assert tally.to_claim_keys() == expected_to_claim
-        assert len(tally) == len(pods)
+            pods[key] = make_pod(f"p{index}", version, state)
+        marked.mark(key)
+        # What the pod-controller index holds for this ReplicaSet: the pods it controls.
+        owned = {k for k, pod in pods.items() if pod["metadata"]["ownerReferences"][0]["uid"] == UID}
+        full.refresh(owned, pods.get)
+        marked.update(0, owned, pods.get)
+        expected, expected_to_claim = recount([pods[k] for k in owned], min_ready)
+        for tally in (full, marked):
+            assert tally.counts(min_ready, NOW) == expected
+            assert tally.to_claim_keys() == expected_to_claim
+            assert len(tally) == len(owned)
+
+
+def test_update_reads_everything_again_when_the_store_epoch_changes() -> None:
+    tally = OwnedPodTally(UID, SELECTOR, TEMPLATE_LABELS, PodFactsCache())
+    state = {"phase": "Running", "ready": True, "ready_ago": 5, "deleting": False, "owner": UID,
+             "labels": {"app": "web"}}
+    pods = {"default/a": make_pod("a", 1, state)}
+    tally.update(0, set(pods), pods.get)
+    assert tally.counts(0, NOW).replicas == 1
+    # Changed without a mark (a wholesale replace): only a new epoch makes the tally look again.
+    pods["default/b"] = make_pod("b", 2, state)
+    tally.update(0, set(pods), pods.get)
+    assert tally.counts(0, NOW).replicas == 1
+    tally.update(1, set(pods), pods.get)
+    assert tally.counts(0, NOW).replicas == 2
 
 
 def test_an_unchanged_version_is_not_read_again() -> None:
@@ -89,21 +112,25 @@ def test_an_unchanged_version_is_not_read_again() -> None:
     state = {"phase": "Running", "ready": True, "ready_ago": 5, "deleting": False, "owner": UID,
              "labels": {"app": "web"}}
     pod = make_pod("a", 1, state)
-    tally.refresh([("default/a", pod)])
+    tally.refresh({"default/a"}, {"default/a": pod}.get)
     assert tally.counts(0, NOW).ready == 1
     # Same resourceVersion: the tally trusts what it counted (informers replace, never edit).
     pod["status"]["conditions"][0]["status"] = "False"
-    tally.refresh([("default/a", pod)])
+    tally.refresh({"default/a"}, {"default/a": pod}.get)
     assert tally.counts(0, NOW).ready == 1
-    tally.refresh([("default/a", make_pod("a", 2, {**state, "ready": False}))])
+    tally.refresh({"default/a"}, {"default/a": make_pod("a", 2, {**state, "ready": False})}.get)
     assert tally.counts(0, NOW).ready == 0
+    # A key the cache cannot read any more counts as gone.
+    nothing: dict[str, Obj] = {}
+    tally.refresh({"default/a"}, nothing.get)
+    assert len(tally) == 0 and tally.counts(0, NOW).replicas == 0
 
 
 def test_availability_is_strict_at_the_exact_boundary() -> None:
     tally = OwnedPodTally(UID, SELECTOR, TEMPLATE_LABELS, PodFactsCache())
     state = {"phase": "Running", "ready": True, "ready_ago": 10, "deleting": False, "owner": UID,
              "labels": {"app": "web"}}
-    tally.refresh([("default/a", make_pod("a", 1, state))])
+    tally.refresh({"default/a"}, {"default/a": make_pod("a", 1, state)}.get)
     assert tally.available(10, NOW) == 0  # ready exactly 10 s: not longer than minReadySeconds
     assert tally.available(10, NOW + timedelta(microseconds=1)) == 1
     assert tally.available(9, NOW) == 1
