@@ -4,8 +4,11 @@ The controllers are ordinary API clients: point them at the embedded server (its
 ``DATA_DIR/kubeconfig``) or at a real cluster. ``--leader-elect`` lets several copies run
 with one active, through a Lease in ``kube-system``.
 
-This module also holds what the process-running commands share: the ``--controllers`` option
-and the wait for SIGINT/SIGTERM.
+``--feature-gates`` takes OpenKruise's gate names (``PreparingUpdateAsUpdate=true,...``,
+``AllAlpha=true`` too) for the controllers that have gates (the CloneSet controller).
+
+This module also holds what the process-running commands share: the ``--controllers`` and
+``--feature-gates`` options and the wait for SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +43,30 @@ def controller_names(text: str | None) -> tuple[str, ...]:
         return tuple(dict.fromkeys(parse_controller_list(text)))
     except UnknownControllerError as exc:
         raise click.BadParameter(str(exc), param_hint="--controllers") from None
+
+
+FEATURE_GATES_HELP = ("OpenKruise feature gates of the CloneSet controller, e.g. PreparingUpdateAsUpdate=true, "
+                      "CloneSetShortHash=true (comma-separated); AllAlpha=true sets every alpha gate not named.")
+
+
+def feature_gate_settings(text: str | None) -> dict[str, bool]:
+    """The ``--feature-gates`` value as ``{name: enabled}`` (empty when omitted).
+
+    Raises :class:`click.BadParameter` for unknown names and malformed items.
+    """
+    from kubeloop.controllers.cloneset.featuregates import parse_feature_gates
+
+    if text is None:
+        return {}
+    try:
+        return parse_feature_gates(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--feature-gates") from None
+
+
+def describe_feature_gates(settings: Mapping[str, bool]) -> str:
+    """``settings`` as the command line would spell them ("upstream defaults" when empty)."""
+    return ",".join(f"{name}={str(value).lower()}" for name, value in settings.items()) or "upstream defaults"
 
 
 @contextlib.contextmanager
@@ -74,7 +101,8 @@ async def start_manager(manager: Manager) -> None:
         raise click.ClickException(f"{exc} (is the API server reachable?)") from None
 
 
-async def _run(kubeconfig: Path, names: Sequence[str], leader_elect: bool, health_port: int | None) -> None:
+async def _run(kubeconfig: Path, names: Sequence[str], leader_elect: bool, health_port: int | None,
+               feature_gates: Mapping[str, bool]) -> None:
     from kubeloop.client import ApiClient
     from kubeloop.controllers import add_controllers
     from kubeloop.runtime.manager import Manager, ManagerOptions
@@ -82,11 +110,12 @@ async def _run(kubeconfig: Path, names: Sequence[str], leader_elect: bool, healt
     async with ApiClient(load_client_config(kubeconfig)) as client:
         manager = Manager(client, ManagerOptions(name="kubeloop-controller-manager", leader_election=leader_elect,
                                                  health_port=health_port))
-        await add_controllers(manager, names)
+        await add_controllers(manager, names, feature_gates=feature_gates)
         with stop_on_signals() as stop:
             try:
                 await start_manager(manager)
                 click.echo(f"kubeloop controllers running: {', '.join(names) or '(none)'}"
+                           f"; feature gates: {describe_feature_gates(feature_gates)}"
                            + (" (waiting to lead)" if leader_elect else ""), err=True)
                 await stop.wait()
             finally:
@@ -102,7 +131,11 @@ async def _run(kubeconfig: Path, names: Sequence[str], leader_elect: bool, healt
 @click.option("--leader-elect", is_flag=True, help="Run only while holding the kube-system leader Lease.")
 @click.option("--health-port", type=click.IntRange(0, 65535), default=None,
               help="Serve /healthz, /readyz (caches synced) and /metrics on this port.")
-def controllers(kubeconfig: Path, controllers_text: str | None, leader_elect: bool, health_port: int | None) -> None:
+@click.option("--feature-gates", "feature_gates_text", default=None, metavar="NAME=BOOL,...", help=FEATURE_GATES_HELP)
+def controllers(kubeconfig: Path, controllers_text: str | None, leader_elect: bool, health_port: int | None,
+                feature_gates_text: str | None) -> None:
     """Run kubeloop's controllers (ReplicaSet, Deployment, garbage collector, ...) until interrupted."""
+    names = controller_names(controllers_text)
+    gates = feature_gate_settings(feature_gates_text)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
-    asyncio.run(_run(kubeconfig, controller_names(controllers_text), leader_elect, health_port))
+    asyncio.run(_run(kubeconfig, names, leader_elect, health_port, gates))

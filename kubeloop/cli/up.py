@@ -18,13 +18,20 @@ import asyncio
 import logging
 import os
 import shlex
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from kubeloop.cli.controllers import LOG_FORMAT, controller_names, stop_on_signals
+from kubeloop.cli.controllers import (
+    FEATURE_GATES_HELP,
+    LOG_FORMAT,
+    controller_names,
+    describe_feature_gates,
+    feature_gate_settings,
+    stop_on_signals,
+)
 from kubeloop.cli.kubelet import kubelet_config, kubelet_options
 
 if TYPE_CHECKING:
@@ -36,12 +43,14 @@ READY_TIMEOUT = 120.0
 
 async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, pod_start_delay: float,
               pod_ready_delay: float, pod_termination_delay: float, names: tuple[str, ...],
-              health_port: int | None, dashboard_port: int | None, apply: tuple[Path, ...] = ()) -> None:
+              health_port: int | None, dashboard_port: int | None, apply: tuple[Path, ...] = (),
+              feature_gates: Mapping[str, bool] | None = None) -> None:
     from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster
 
     kubelet = kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay)
     cluster = EmbeddedCluster(ClusterConfig(data_dir=data_dir, host=host, port=port, memory=memory, kubelet=kubelet,
-                                            controllers=names, health_port=health_port))
+                                            controllers=names, health_port=health_port,
+                                            feature_gates=feature_gates or None))
     with stop_on_signals() as stop:
         stop_dashboard: Callable[[], Awaitable[None]] | None = None
         try:
@@ -50,7 +59,7 @@ async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, po
             except OSError as exc:
                 reason = os.strerror(exc.errno) if exc.errno else str(exc)
                 raise click.ClickException(f"cannot serve on {host}:{port}: {reason.lower()}") from None
-            _print_how_to_connect(cluster, nodes, names, health_port)
+            _print_how_to_connect(cluster, nodes, names, health_port, feature_gates or {})
             if dashboard_port is not None:
                 stop_dashboard = await _start_dashboard(cluster, host, dashboard_port)
             await _announce_ready_then_wait(cluster, stop, apply)
@@ -62,9 +71,10 @@ async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, po
 
 
 def _print_how_to_connect(cluster: EmbeddedCluster, nodes: int, names: tuple[str, ...],
-                          health_port: int | None) -> None:
+                          health_port: int | None, feature_gates: Mapping[str, bool]) -> None:
     click.echo(f"kubeloop API server listening on {cluster.url}")
-    click.echo(f"  {nodes} nodes; controllers: {', '.join(names) or '(none)'}")
+    click.echo(f"  {nodes} nodes; controllers: {', '.join(names) or '(none)'}; "
+               f"feature gates: {describe_feature_gates(feature_gates)}")
     click.echo("Point kubectl at it:")
     click.echo(f"  export KUBECONFIG={shlex.quote(str(cluster.kubeconfig_path.resolve()))}")
     click.echo("  kubectl get nodes")
@@ -135,11 +145,14 @@ async def _apply(cluster: EmbeddedCluster, paths: tuple[Path, ...]) -> None:
 @click.option("--no-dashboard", is_flag=True, help="Do not serve the rollout page.")
 @click.option("--apply", "apply", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Create (or update) the objects of this YAML file once ready; repeatable.")
+@click.option("--feature-gates", "feature_gates_text", default=None, metavar="NAME=BOOL,...", help=FEATURE_GATES_HELP)
 def up(data_dir: Path, port: int, host: str, memory: bool, nodes: int, pod_start_delay: float,
        pod_ready_delay: float, pod_termination_delay: float, controllers_text: str | None,
-       health_port: int | None, dashboard_port: int, no_dashboard: bool, apply: tuple[Path, ...]) -> None:
+       health_port: int | None, dashboard_port: int, no_dashboard: bool, apply: tuple[Path, ...],
+       feature_gates_text: str | None) -> None:
     """Run the API server, the simulated kubelet and the controllers in one process."""
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     names = controller_names(controllers_text)
+    gates = feature_gate_settings(feature_gates_text)
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
-                    names, health_port, None if no_dashboard else dashboard_port, apply))
+                    names, health_port, None if no_dashboard else dashboard_port, apply, gates))

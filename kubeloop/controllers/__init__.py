@@ -8,18 +8,22 @@ importing a controller's pure core does not pull in the client and the runtime.
     manager = Manager(client)
     await add_controllers(manager, ["replicaset", "deployment", "garbagecollector"])
     await manager.start()
+
+Feature gates use upstream's names (``{"CloneSetShortHash": True}``); the controllers of
+:data:`GATED_CONTROLLERS` receive them, the others have none.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubeloop.runtime.manager import Manager
 
-ControllerBuilder = Callable[["Manager"], Awaitable[Any]]
+ControllerBuilder = Callable[..., Awaitable[Any]]
+"""``async def build(manager)``; those of :data:`GATED_CONTROLLERS` also take ``feature_gates=``."""
 
 CONTROLLERS: dict[str, str] = {
     "replicaset": "kubeloop.controllers.replicaset.controller:add_replica_set_controller",
@@ -30,6 +34,9 @@ CONTROLLERS: dict[str, str] = {
 """Controller name -> ``module:function`` of its builder (``async def build(manager)``)."""
 
 DEFAULT_CONTROLLERS = ("replicaset", "deployment", "garbagecollector")
+
+GATED_CONTROLLERS: frozenset[str] = frozenset({"cloneset"})
+"""Controllers whose builder takes ``feature_gates=`` (upstream gate name -> enabled)."""
 
 
 class UnknownControllerError(ValueError):
@@ -57,10 +64,30 @@ def parse_controller_list(text: str) -> list[str]:
     return names
 
 
-async def add_controllers(manager: Manager, names: Iterable[str] = DEFAULT_CONTROLLERS) -> dict[str, Any]:
-    """Build the named controllers on ``manager`` (before it starts); returns them by name."""
+def check_feature_gates(feature_gates: Mapping[str, bool]) -> None:
+    """Raise :class:`ValueError` unless every name is a gate some controller knows, set to a bool."""
+    from kubeloop.controllers.cloneset.featuregates import feature_gates_from
+
+    feature_gates_from(feature_gates)
+
+
+async def add_controllers(manager: Manager, names: Iterable[str] = DEFAULT_CONTROLLERS, *,
+                          feature_gates: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    """Build the named controllers on ``manager`` (before it starts); returns them by name.
+
+    ``feature_gates`` (upstream names, e.g. ``{"PreparingUpdateAsUpdate": True}``) go to the
+    controllers of :data:`GATED_CONTROLLERS`; they are checked first, whichever controllers are
+    named, so a misspelt gate is a :class:`ValueError` before anything is built.
+    """
+    if feature_gates:
+        check_feature_gates(feature_gates)
     built: dict[str, Any] = {}
     for name in names:
-        if name not in built:
-            built[name] = await controller_builder(name)(manager)
+        if name in built:
+            continue
+        builder = controller_builder(name)
+        if feature_gates and name in GATED_CONTROLLERS:
+            built[name] = await builder(manager, feature_gates=feature_gates)
+        else:
+            built[name] = await builder(manager)
     return built

@@ -27,7 +27,7 @@ from kubeloop.server import crd
 from kubeloop.server.admission.cloneset import register_cloneset_admission
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
-from kubeloop.server.crds.cloneset import CLONESET_CRD
+from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
 from kubeloop.server.objects import create_object
@@ -126,9 +126,10 @@ def bootstrap(state: ServerState) -> None:
         if state.storage.get(namespaces.resource_type, "", name) is None:
             create_object(state, namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
                           dry_run=False)
-    manifest: dict[str, Any] | None = CLONESET_CRD
     crd_info = state.registry.lookup(crd.GROUP, "v1", "customresourcedefinitions")
-    if manifest is not None and crd_info is not None:
+    if crd_info is None:
+        return
+    for manifest in BUILTIN_CRDS:
         name = str(manifest.get("metadata", {}).get("name", ""))
         if state.storage.get(crd_info.resource_type, "", name) is None:
             create_object(state, crd_info, copy_object(manifest), dry_run=False)

@@ -75,6 +75,9 @@ class ClusterConfig:
     health_port: int | None = None
     """Port for the manager's /healthz, /readyz and /metrics; ``None`` serves none."""
     manager_name: str = "kubeloop"
+    feature_gates: Mapping[str, bool] | None = None
+    """Controller feature gates by upstream name (``{"CloneSetShortHash": True}``, ``AllAlpha``
+    too); ``None`` keeps upstream's defaults. Unknown names make ``start`` raise ValueError."""
 
 
 class EmbeddedCluster:
@@ -106,7 +109,7 @@ class EmbeddedCluster:
                 self.kubelet = Kubelet(self._kubelet_client, self.config.kubelet)
                 await self.kubelet.setup(self._manager)
             names = all_controllers() if self.config.controllers is None else tuple(self.config.controllers)
-            await add_controllers(self._manager, names)
+            await add_controllers(self._manager, names, feature_gates=self.config.feature_gates)
             await self._manager.start()
         except BaseException:
             await self.stop()

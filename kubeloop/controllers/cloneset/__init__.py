@@ -9,6 +9,7 @@ lives apart and stays thin.
 Modules, one concept each:
 
 - :mod:`.options` feature gates;
+- :mod:`.featuregates` upstream's gate names and ``Name=true,...`` settings;
 - :mod:`.spec` reading a CloneSet's spec with upstream's defaults;
 - :mod:`.podstate` pod predicates (revision, lifecycle state, ready, available);
 - :mod:`.diffs` the scale/update arithmetic (``calculateDiffsWithExpectation``);
@@ -21,7 +22,8 @@ Modules, one concept each:
 - :mod:`.podconditions` writing pod conditions (Ready from readiness gates);
 - :mod:`.lifecycle` lifecycle hooks and state transitions;
 - :mod:`.revisions` ControllerRevision content, hash, selection and history;
-- :mod:`.status` status counters and the Progressing condition.
+- :mod:`.status` status counters and the Progressing condition;
+- :mod:`.predownload` image pre-download decisions and ImagePullJob objects.
 
 The wiring around them:
 
@@ -29,5 +31,6 @@ The wiring around them:
 - :mod:`.control` the API writes, with expectations and events around each;
 - :mod:`.sync` one reconcile in upstream's order;
 - :mod:`.steps` the Scale and Update steps of a reconcile, performing the plans;
+- :mod:`.imagepulljobs` creating and deleting ImagePullJobs, labelling revisions;
 - :mod:`.controller` building the controller on a manager, with its options.
 """

@@ -13,6 +13,7 @@ v1.8's defaults.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.manager import Manager
 
 from .control import CLONESETS, CloneSetControl
+from .featuregates import feature_gates_from
 from .handlers import CloneSetEventHandlers
 from .options import DEFAULT_BEHAVIOUR, DEFAULT_GATES, CloneSetBehaviour, CloneSetFeatureGates
 from .steps import DEFAULT_WRITE_CONCURRENCY
@@ -71,10 +73,17 @@ class CloneSetController:
 
 
 async def add_cloneset_controller(
-    manager: Manager, options: CloneSetControllerOptions | None = None
+    manager: Manager, options: CloneSetControllerOptions | None = None, *,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> CloneSetController:
-    """Build the CloneSet controller on ``manager``'s shared informers and register it."""
+    """Build the CloneSet controller on ``manager``'s shared informers and register it.
+
+    ``feature_gates`` (upstream names, see :mod:`.featuregates`) are applied over
+    ``options.gates``; an unknown name raises :class:`ValueError` before anything is built.
+    """
     opts = options or CloneSetControllerOptions()
+    if feature_gates:
+        opts = dataclasses.replace(opts, gates=feature_gates_from(feature_gates, opts.gates))
     factory = manager.factory
     indexers = {OWNER_UID_INDEX: owner_uids}
     informers = CloneSetInformers(

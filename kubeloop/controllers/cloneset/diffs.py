@@ -93,7 +93,7 @@ def partition_replicas(partition: IntOrString | None, replicas: int) -> int:
     return max(min(value, replicas), 0)
 
 
-def _int_or_percent_or_zero(value: IntOrString | None, total: int, round_up: bool) -> int:
+def int_or_percent_or_zero(value: IntOrString | None, total: int, round_up: bool) -> int:
     """The controller's reading of maxSurge / maxUnavailable (Kubernetes' deprecated
     ``GetValueFromIntOrPercent``): every string is a percentage, with or without ``%``
     (``"5"`` is 5%); a string that is not an integer once ``%`` is removed counts as 0, as
@@ -159,14 +159,14 @@ def calculate_diffs(
     max_surge = 0
     surge_value = max_surge_of(cs)
     if surge_value is not None:
-        max_surge = 0 if is_paused(cs) else _int_or_percent_or_zero(surge_value, replicas, round_up=True)
+        max_surge = 0 if is_paused(cs) else int_or_percent_or_zero(surge_value, replicas, round_up=True)
     # maxUnavailable rounds down when a surge is in use, up otherwise.
-    max_unavailable = _int_or_percent_or_zero(max_unavailable_of(cs), replicas, round_up=max_surge == 0)
+    max_unavailable = int_or_percent_or_zero(max_unavailable_of(cs), replicas, round_up=max_surge == 0)
     scale_limit_value = scale_max_unavailable_of(cs)
     scale_max_unavailable = (
         kruise.MAX_INT32
         if scale_limit_value is None
-        else _int_or_percent_or_zero(scale_limit_value, replicas, round_up=True)
+        else int_or_percent_or_zero(scale_limit_value, replicas, round_up=True)
     )
     min_ready_seconds = min_ready_seconds_of(cs)
 

@@ -43,6 +43,10 @@ class CloneSetFeatureGates:
     pod webhook injects it), so a lifecycle hook's ``markPodNotReady`` takes the pod out of
     service. Off: only pods whose template carries that gate are affected."""
 
+    pre_download_image_for_in_place_update: bool = False
+    """``PreDownloadImageForInPlaceUpdate``: when a new revision can be applied in place, create
+    an ImagePullJob per changed image so nodes fetch it before the pods are updated."""
+
 
 DEFAULT_GATES = CloneSetFeatureGates()
 

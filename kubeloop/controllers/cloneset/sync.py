@@ -53,6 +53,7 @@ from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.informers import SharedIndexInformer
 
 from .control import CLONESETS, CloneSetControl
+from .imagepulljobs import ImagePullJobs
 from .options import CloneSetBehaviour, CloneSetFeatureGates
 from .podstate import is_cloneset_pod_available, is_pod_update_ready, lifecycle_state
 from .revisions import (
@@ -173,11 +174,15 @@ class CloneSetSync:
         self.expectations_timeout = expectations_timeout
         self.steps = CloneSetSteps(client, recorder, control, gates=gates, behaviour=behaviour, rng=rng,
                                    write_concurrency=write_concurrency)
+        self.image_pull_jobs = (ImagePullJobs(client, recorder, versions, gates)
+                                if gates.pre_download_image_for_in_place_update else None)
 
     async def reconcile(self, request: Request) -> Result | None:
         cs = self.informers.clonesets.indexer.get_by_name(request.namespace, request.name)
         if cs is None:
             self.scale.delete(request.key)
+            if self.image_pull_jobs is not None:
+                self.image_pull_jobs.forget(request.key)
             return None
         try:
             return await self._reconcile(cs)
@@ -226,6 +231,9 @@ class CloneSetSync:
         current, update, collision_count = await self._active_revisions(cs, revisions)
         if any(not self.versions.satisfied(uid_of(p), resource_version_of(p)) for p in pods):
             return Result(requeue_after=CACHE_LAG_RECHECK)
+
+        if self.image_pull_jobs is not None:
+            await self.image_pull_jobs.sync(cs, current, update, str(selector))
 
         now = self.wall()
         requeue = Requeue()

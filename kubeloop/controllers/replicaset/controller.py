@@ -44,7 +44,7 @@ from kubeloop.controllers.replicaset.podcontrol import (
     pod_from_template,
 )
 from kubeloop.controllers.replicaset.podfacts import PodFacts, PodFactsCache, pod_facts
-from kubeloop.controllers.replicaset.ranking import RankingFactsCache, pods_to_delete
+from kubeloop.controllers.replicaset.ranking import RankingFactsCache, select_for_deletion
 from kubeloop.controllers.replicaset.status import (
     ReplicaCounts,
     availability_recheck_after,
@@ -61,7 +61,7 @@ from kubeloop.runtime.controllerref import ControllerRefManager
 from kubeloop.runtime.events import NORMAL, WARNING, EventRecorder
 from kubeloop.runtime.expectations import UIDTrackingControllerExpectations
 from kubeloop.runtime.handlers import Request
-from kubeloop.runtime.informers import DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
+from kubeloop.runtime.informers import NAMESPACE_INDEX, DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
 from kubeloop.runtime.manager import Manager
 
 log = logging.getLogger(__name__)
@@ -439,12 +439,13 @@ class ReplicaSetController:
             self.expectations.lower(key, not_observed, 0)
         return error
 
-    def _related_pods(self, replica_set: Obj) -> list[Obj]:
-        """Pods of every ReplicaSet sharing this one's controller (siblings under one Deployment):
-        the namespace's pods matching any sibling's selector, as upstream lists them."""
+    def _related_pods_per_node(self, replica_set: Obj) -> dict[str, int]:
+        """Active pods per node among the pods of every ReplicaSet sharing this one's controller
+        (siblings under one Deployment): the namespace's pods matching any sibling's selector,
+        as upstream lists them. One pass over cached facts, no list built."""
         owner = controller_of(replica_set)
         if owner is None:
-            return []
+            return {}
         namespace = namespace_of(replica_set)
         selectors: list[Selector] = []
         for sibling in self.replica_sets.indexer.by_namespace(namespace):
@@ -454,17 +455,27 @@ class ReplicaSetController:
             selector = _matching_selector(sibling)
             if selector is not None:
                 selectors.append(selector)
+        per_node: dict[str, int] = {}
         if not selectors:
-            return []
-        facts = self.pod_facts.facts
-        return [pod for pod in self.pods.indexer.by_namespace(namespace)
-                if any(selector.matches(facts(pod).labels) for selector in selectors)]
+            return per_node
+        facts, node_of = self.pod_facts.facts, self.ranking_facts.facts
+        indexer = self.pods.indexer
+        for key in indexer.index_key_view(NAMESPACE_INDEX, namespace):
+            pod = indexer.get(key)
+            if pod is None:
+                continue
+            pod_facts_ = facts(pod)
+            if pod_facts_.active and any(selector.matches(pod_facts_.labels) for selector in selectors):
+                node = node_of(pod).node
+                per_node[node] = per_node.get(node, 0) + 1
+        return per_node
 
     async def _delete_pods(
         self, replica_set: Obj, key: str, active_pods: list[Obj], count: int
     ) -> BaseException | None:
-        doomed = pods_to_delete(active_pods, self._related_pods(replica_set), count, self.wall(),
-                                cache=self.ranking_facts)
+        per_node = self._related_pods_per_node(replica_set) if count < len(active_pods) else {}
+        ranks = [per_node.get(self.ranking_facts.facts(pod).node, 0) for pod in active_pods]
+        doomed = select_for_deletion(active_pods, ranks, count, self.wall(), cache=self.ranking_facts)
         self.expectations.expect_deletions_of(key, [object_key(pod) for pod in doomed])
         namespace = namespace_of(replica_set)
 

@@ -279,14 +279,27 @@ def pods_to_delete(
     """The ``count`` pods to delete from ``pods`` (active, claimed); no ordering when all go.
 
     ``related_pods`` are the pods of every ReplicaSet with the same controller as this one
-    (siblings under one Deployment), used to prefer nodes that are crowded with them. The
-    result is the first ``count`` of :func:`sorted_for_deletion`, found without sorting the
-    rest (a rolling update takes a few pods at a time out of thousands).
+    (siblings under one Deployment), used to prefer nodes that are crowded with them.
     """
+    if count >= len(pods):
+        return list(pods)
+    ranks = ranks_by_related_pods_on_same_node(pods, related_pods, cache)
+    return select_for_deletion(pods, ranks, count, now, cache=cache)
+
+
+def select_for_deletion(
+    pods: Sequence[Mapping[str, Any]],
+    ranks: Sequence[int],
+    count: int,
+    now: datetime | None,
+    *,
+    cache: RankingFactsCache | None = None,
+) -> list[Mapping[str, Any]]:
+    """The first ``count`` of :func:`sorted_for_deletion`, found without sorting the rest (a
+    rolling update takes a few pods at a time out of thousands)."""
     if count >= len(pods):
         return list(pods)
     if count <= 0:
         return []
-    ranks = ranks_by_related_pods_on_same_node(pods, related_pods, cache)
     paired = _paired(pods, ranks, now, cache)
     return [pod for pod, _ in heapq.nsmallest(count, paired, key=_ranking_key(now, True, True))]

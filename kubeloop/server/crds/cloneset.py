@@ -11,46 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from kubeloop.api import kruise
-
-_INT32: dict[str, Any] = {"type": "integer", "format": "int32"}
-_INT_OR_STRING: dict[str, Any] = {
-    "anyOf": [{"type": "integer"}, {"type": "string"}],
-    "x-kubernetes-int-or-string": True,
-}
-
-
-def _described(schema: dict[str, Any], description: str) -> dict[str, Any]:
-    return {"description": description, **schema}
-
-
-def _strings(description: str) -> dict[str, Any]:
-    return {"description": description, "type": "array", "items": {"type": "string"}}
-
-
-def _string_map(description: str) -> dict[str, Any]:
-    return {"description": description, "type": "object", "additionalProperties": {"type": "string"}}
-
-
-_LABEL_SELECTOR: dict[str, Any] = {
-    "type": "object",
-    "x-kubernetes-map-type": "atomic",
-    "properties": {
-        "matchLabels": _string_map("Labels a pod must carry with exactly these values."),
-        "matchExpressions": {
-            "description": "Further requirements on pod labels; all must hold.",
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["key", "operator"],
-                "properties": {
-                    "key": {"type": "string", "description": "The label key."},
-                    "operator": {"type": "string", "description": "In, NotIn, Exists or DoesNotExist."},
-                    "values": _strings("Values for In and NotIn; empty for Exists and DoesNotExist."),
-                },
-            },
-        },
-    },
-}
+from kubeloop.server.crds.schema import (
+    INT32,
+    INT_OR_STRING,
+    LABEL_SELECTOR,
+    column,
+    described,
+    string_map,
+    strings,
+)
 
 
 def _lifecycle_hook(description: str) -> dict[str, Any]:
@@ -58,8 +27,8 @@ def _lifecycle_hook(description: str) -> dict[str, Any]:
         "description": description,
         "type": "object",
         "properties": {
-            "labelsHandler": _string_map("Labels whose presence (with these values) holds the pod."),
-            "finalizersHandler": _strings("Finalizers whose presence holds the pod."),
+            "labelsHandler": string_map("Labels whose presence (with these values) holds the pod."),
+            "finalizersHandler": strings("Finalizers whose presence holds the pod."),
             "markPodNotReady": {
                 "type": "boolean",
                 "description": "Also mark the pod not ready (KruisePodReady) while it is held.",
@@ -73,8 +42,8 @@ _SPEC: dict[str, Any] = {
     "type": "object",
     "required": ["selector", "template"],
     "properties": {
-        "replicas": _described(_INT32, "How many pods to run (default 1)."),
-        "selector": _described(_LABEL_SELECTOR, "Selects the pods of this CloneSet; must match the template labels."),
+        "replicas": described(INT32, "How many pods to run (default 1)."),
+        "selector": described(LABEL_SELECTOR, "Selects the pods of this CloneSet; must match the template labels."),
         "template": {
             "description": "The pod template every pod is created from.",
             "type": "object",
@@ -85,10 +54,10 @@ _SPEC: dict[str, Any] = {
             "type": "array",
             "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
         },
-        "revisionHistoryLimit": _described(_INT32, "How many unused ControllerRevisions to keep (default 10)."),
-        "minReadySeconds": _described(_INT32, "Seconds a pod must be ready before it counts as available."),
-        "progressDeadlineSeconds": _described(
-            _INT32, "Seconds after which a rollout without progress is reported as ProgressDeadlineExceeded."
+        "revisionHistoryLimit": described(INT32, "How many unused ControllerRevisions to keep (default 10)."),
+        "minReadySeconds": described(INT32, "Seconds a pod must be ready before it counts as available."),
+        "progressDeadlineSeconds": described(
+            INT32, "Seconds after which a rollout without progress is reported as ProgressDeadlineExceeded."
         ),
         "lifecycle": {
             "description": "Hooks that hold pods before deletion, before in-place update or before Normal.",
@@ -103,9 +72,9 @@ _SPEC: dict[str, Any] = {
             "description": "How the CloneSet scales.",
             "type": "object",
             "properties": {
-                "podsToDelete": _strings("Names of pods to delete first."),
-                "maxUnavailable": _described(
-                    _INT_OR_STRING, "Upper bound of unavailable pods while scaling up (number or percent)."
+                "podsToDelete": strings("Names of pods to delete first."),
+                "maxUnavailable": described(
+                    INT_OR_STRING, "Upper bound of unavailable pods while scaling up (number or percent)."
                 ),
                 "disablePVCReuse": {
                     "type": "boolean",
@@ -118,9 +87,9 @@ _SPEC: dict[str, Any] = {
             "type": "object",
             "properties": {
                 "type": {"type": "string", "description": "ReCreate, InPlaceIfPossible or InPlaceOnly."},
-                "partition": _described(_INT_OR_STRING, "Pods (number or percent) kept on the old revisions."),
-                "maxUnavailable": _described(_INT_OR_STRING, "Pods that may be unavailable during the update."),
-                "maxSurge": _described(_INT_OR_STRING, "Pods that may exist above replicas during the update."),
+                "partition": described(INT_OR_STRING, "Pods (number or percent) kept on the old revisions."),
+                "maxUnavailable": described(INT_OR_STRING, "Pods that may be unavailable during the update."),
+                "maxSurge": described(INT_OR_STRING, "Pods that may exist above replicas during the update."),
                 "paused": {"type": "boolean", "description": "Stop updating pods (scaling goes on)."},
                 "priorityStrategy": {
                     "description": "Which pods to update first: by label weights or by ordered label keys.",
@@ -132,8 +101,8 @@ _SPEC: dict[str, Any] = {
                                 "type": "object",
                                 "required": ["weight", "matchSelector"],
                                 "properties": {
-                                    "weight": _described(_INT32, "Weight added when the selector matches (0-100)."),
-                                    "matchSelector": _described(_LABEL_SELECTOR, "Pods this weight applies to."),
+                                    "weight": described(INT32, "Weight added when the selector matches (0-100)."),
+                                    "matchSelector": described(LABEL_SELECTOR, "Pods this weight applies to."),
                                 },
                             },
                         },
@@ -165,8 +134,8 @@ _SPEC: dict[str, Any] = {
                     "description": "Settings of in-place updates.",
                     "type": "object",
                     "properties": {
-                        "gracePeriodSeconds": _described(
-                            _INT32, "Seconds between marking a pod not ready and changing its images."
+                        "gracePeriodSeconds": described(
+                            INT32, "Seconds between marking a pod not ready and changing its images."
                         )
                     },
                 },
@@ -185,18 +154,18 @@ _STATUS: dict[str, Any] = {
             "format": "int64",
             "description": "The generation the status was computed for.",
         },
-        "replicas": _described(_INT32, "Pods of the CloneSet."),
-        "readyReplicas": _described(_INT32, "Pods that are ready."),
-        "availableReplicas": _described(_INT32, "Pods ready for at least minReadySeconds."),
-        "updatedReplicas": _described(_INT32, "Pods on the update revision."),
-        "updatedReadyReplicas": _described(_INT32, "Pods on the update revision that are ready."),
-        "updatedAvailableReplicas": _described(_INT32, "Pods on the update revision that are available."),
-        "expectedUpdatedReplicas": _described(
-            _INT32, "Pods that should be on the update revision (replicas - partition)."
+        "replicas": described(INT32, "Pods of the CloneSet."),
+        "readyReplicas": described(INT32, "Pods that are ready."),
+        "availableReplicas": described(INT32, "Pods ready for at least minReadySeconds."),
+        "updatedReplicas": described(INT32, "Pods on the update revision."),
+        "updatedReadyReplicas": described(INT32, "Pods on the update revision that are ready."),
+        "updatedAvailableReplicas": described(INT32, "Pods on the update revision that are available."),
+        "expectedUpdatedReplicas": described(
+            INT32, "Pods that should be on the update revision (replicas - partition)."
         ),
         "updateRevision": {"type": "string", "description": "The revision of the current template."},
         "currentRevision": {"type": "string", "description": "The revision all pods were on last."},
-        "collisionCount": _described(_INT32, "Hash collisions met when naming revisions."),
+        "collisionCount": described(INT32, "Hash collisions met when naming revisions."),
         "labelSelector": {"type": "string", "description": "The selector as a string, for the scale subresource."},
         "conditions": {
             "description": "Latest observations of the CloneSet's state.",
@@ -218,24 +187,17 @@ _STATUS: dict[str, Any] = {
 }
 
 
-def _column(name: str, path: str, type_: str, description: str, priority: int = 0) -> dict[str, Any]:
-    column: dict[str, Any] = {"name": name, "type": type_, "jsonPath": path, "description": description}
-    if priority:
-        column["priority"] = priority
-    return column
-
-
 _COLUMNS = [
-    _column("DESIRED", ".spec.replicas", "integer", "Pods wanted."),
-    _column("UPDATED", ".status.updatedReplicas", "integer", "Pods on the update revision."),
-    _column("UPDATED_READY", ".status.updatedReadyReplicas", "integer", "Updated pods that are ready."),
-    _column("UPDATED_AVAILABLE", ".status.updatedAvailableReplicas", "integer", "Updated pods that are available."),
-    _column("READY", ".status.readyReplicas", "integer", "Pods that are ready."),
-    _column("TOTAL", ".status.replicas", "integer", "All pods of the CloneSet."),
-    _column("AGE", ".metadata.creationTimestamp", "date", "Time since the CloneSet was created."),
-    _column("CONTAINERS", ".spec.template.spec.containers[*].name", "string", "Container names.", 1),
-    _column("IMAGES", ".spec.template.spec.containers[*].image", "string", "Container images.", 1),
-    _column("SELECTOR", ".status.labelSelector", "string", "The pod selector.", 1),
+    column("DESIRED", ".spec.replicas", "integer", "Pods wanted."),
+    column("UPDATED", ".status.updatedReplicas", "integer", "Pods on the update revision."),
+    column("UPDATED_READY", ".status.updatedReadyReplicas", "integer", "Updated pods that are ready."),
+    column("UPDATED_AVAILABLE", ".status.updatedAvailableReplicas", "integer", "Updated pods that are available."),
+    column("READY", ".status.readyReplicas", "integer", "Pods that are ready."),
+    column("TOTAL", ".status.replicas", "integer", "All pods of the CloneSet."),
+    column("AGE", ".metadata.creationTimestamp", "date", "Time since the CloneSet was created."),
+    column("CONTAINERS", ".spec.template.spec.containers[*].name", "string", "Container names.", 1),
+    column("IMAGES", ".spec.template.spec.containers[*].image", "string", "Container images.", 1),
+    column("SELECTOR", ".status.labelSelector", "string", "The pod selector.", 1),
 ]
 
 CLONESET_CRD: dict[str, Any] = {

@@ -85,6 +85,8 @@ class CloneSetMonitor:
     the partition floor of a rollout that started from it."""
     pods: dict[str, Obj] = field(default_factory=dict)
     cloneset: Obj | None = None
+    progress: list[tuple[str, str] | None] = field(default_factory=list)
+    """The Progressing condition's (status, reason) each time it changed, in event order."""
     _surge_bound: int = 0
     _generation: int = 0
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -145,6 +147,7 @@ class CloneSetMonitor:
                 self._generation = generation
                 self._surge_bound = max(len(self._active()), replicas_of(obj) + _surge(obj))
             self.cloneset = obj
+            self._record_progress(obj)
             self._check_status(obj)
             return
         if not self._ours(obj):
@@ -160,6 +163,14 @@ class CloneSetMonitor:
         self.pods[name] = obj
         self._check_pod(obj)
         self._check_counts()
+
+    def _record_progress(self, cs: Obj) -> None:
+        current = None
+        for cond in (cs.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == kruise.CONDITION_PROGRESSING:
+                current = (str(cond.get("status")), str(cond.get("reason")))
+        if not self.progress or self.progress[-1] != current:
+            self.progress.append(current)
 
     def _violation(self, text: str) -> None:
         self.violations.append(f"[{datetime.now(UTC).isoformat()}] {text}")

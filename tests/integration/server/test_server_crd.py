@@ -189,3 +189,14 @@ def test_the_builtin_cloneset_crd_accepts_a_cloneset(cluster: Cluster) -> None:
                                                              cloneset)
     assert created["metadata"]["name"] == "web"
     assert created["spec"]["updateStrategy"]["type"] == "ReCreate"  # CloneSet defaulting ran
+
+
+def test_the_builtin_image_pull_job_crd_accepts_an_image_pull_job(cluster: Cluster) -> None:
+    job = {
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "ImagePullJob",
+        "metadata": {"name": "pull-nginx"},
+        "spec": {"image": "nginx:1.26", "parallelism": 2, "completionPolicy": {"type": "Always"}},
+    }
+    created = cluster.custom.create_namespaced_custom_object("apps.kruise.io", "v1alpha1", "default",
+                                                             "imagepulljobs", job)
+    assert created["metadata"]["name"] == "pull-nginx" and created["spec"]["parallelism"] == 2

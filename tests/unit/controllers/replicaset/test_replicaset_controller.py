@@ -204,3 +204,30 @@ async def test_a_deleted_replica_set_is_forgotten() -> None:
     rsc.expectations.expect_creations("default/gone", 2)
     assert await rsc.reconcile(Request(NS, "gone")) is None
     assert rsc.expectations.get("default/gone") is None and api.calls == []
+
+
+async def test_scale_down_prefers_the_node_crowded_with_sibling_pods() -> None:
+    # Two ReplicaSets of one Deployment; the scaled-down one has one ready pod on n1 and one on
+    # n2. n2 also runs two pods of the sibling, so the pod there goes first (all else equal).
+    deployment_ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d", "uid": "d-uid", "controller": True}
+    old_labels, new_labels = {"app": "web", "hash": "old"}, {"app": "web", "hash": "new"}
+    old = replica_set("old", replicas=1, uid="old-uid", selector={"matchLabels": old_labels},
+                      ownerReferences=[deployment_ref])
+    new = replica_set("new", replicas=2, uid="new-uid", selector={"matchLabels": new_labels},
+                      ownerReferences=[deployment_ref])
+
+    def placed(name: str, owner: Obj, labels: dict[str, str], node: str) -> Obj:
+        placed_pod = pod(name, owner, ready=True)
+        placed_pod["metadata"]["labels"] = dict(labels)
+        placed_pod["spec"]["nodeName"] = node
+        return placed_pod
+
+    pods = [placed("old-a", old, old_labels, "n1"), placed("old-b", old, old_labels, "n2"),
+            placed("new-a", new, new_labels, "n2"), placed("new-b", new, new_labels, "n2")]
+    rsc, api, _, _ = controller([old, new], pods)
+    await rsc.sync(Request(NS, "old"))
+    assert [call for call in api.calls if call[0] == "delete"] == [("delete", "pods", "old-b")]
+    # Without the sibling the two pods tie and the deletion falls to the order rules alone.
+    rsc, api, _, _ = controller([old], pods[:2])
+    await rsc.sync(Request(NS, "old"))
+    assert len([call for call in api.calls if call[0] == "delete"]) == 1
