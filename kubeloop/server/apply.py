@@ -211,9 +211,45 @@ class Comparison:
 
 
 def compare(old: Mapping[str, Any], new: Mapping[str, Any], shape: Shape) -> Comparison:
-    before, after = _values(old, shape), _values(new, shape)
-    modified = frozenset(p for p, v in after.items() if p in before and before[p] != v)
-    return Comparison(frozenset(after.keys() - before.keys()), frozenset(before.keys() - after.keys()), modified)
+    """The paths added, removed and modified between ``old`` and ``new``.
+
+    Equal to diffing the two objects' flat path maps, but subtrees that compare equal are
+    skipped without being walked (the paths under a value depend on that value alone): a
+    status write or a label change does not walk the whole pod spec twice.
+    """
+    added: set[Path] = set()
+    removed: set[Path] = set()
+    modified: set[Path] = set()
+    _diff(_tracked(old), _tracked(new), shape, (), added, removed, modified)
+    return Comparison(frozenset(added), frozenset(removed), frozenset(modified))
+
+
+def _diff(old: Any, new: Any, shape: Shape, prefix: Path, added: set[Path], removed: set[Path],
+          modified: set[Path]) -> None:
+    if old == new and type(old) is type(new):
+        return
+    if isinstance(old, dict) and old and isinstance(new, dict) and new:
+        for name, value in old.items():
+            child_prefix = (*prefix, f"f:{name}")
+            if name in new:
+                _diff(value, new[name], shape.child(str(name)), child_prefix, added, removed, modified)
+            else:
+                gone: dict[Path, Any] = {}
+                _walk(value, shape.child(str(name)), child_prefix, gone)
+                removed.update(gone)
+        for name, value in new.items():
+            if name not in old:
+                came: dict[Path, Any] = {}
+                _walk(value, shape.child(str(name)), (*prefix, f"f:{name}"), came)
+                added.update(came)
+        return
+    before: dict[Path, Any] = {}
+    after: dict[Path, Any] = {}
+    _walk(old, shape, prefix, before)
+    _walk(new, shape, prefix, after)
+    added.update(after.keys() - before.keys())
+    removed.update(before.keys() - after.keys())
+    modified.update(p for p, v in after.items() if p in before and before[p] != v)
 
 
 def encode_fields(paths: Iterable[Path]) -> Obj:

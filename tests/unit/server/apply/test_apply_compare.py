@@ -1,0 +1,54 @@
+"""The change between two objects equals the diff of their flat path maps (the skip of equal
+subtrees is only a shortcut)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubeloop.server.apply import Comparison, _values, builtin_shape, compare
+
+DEPLOYMENT = builtin_shape("apps", "Deployment")
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(["a", "b", ""]))
+containers = st.lists(st.fixed_dictionaries({"name": st.sampled_from(["app", "side"])},
+                                            optional={"image": st.sampled_from(["n:1", "n:2"]),
+                                                      "args": st.lists(st.sampled_from(["-x", "-y"]), max_size=2),
+                                                      "env": st.lists(st.fixed_dictionaries(
+                                                          {"name": st.sampled_from(["A", "B"]), "value": scalars}),
+                                                          max_size=2)}),
+                      max_size=3)
+maps = st.dictionaries(st.sampled_from(["x", "y", "z"]), st.one_of(scalars, st.dictionaries(
+    st.sampled_from(["p", "q"]), scalars, max_size=2)), max_size=3)
+deployments = st.fixed_dictionaries({
+    "metadata": st.fixed_dictionaries({"name": st.just("web")}, optional={
+        "labels": st.dictionaries(st.sampled_from(["app", "tier"]), st.sampled_from(["a", "b"]), max_size=2),
+        "finalizers": st.lists(st.sampled_from(["f1", "f2"]), max_size=2, unique=True),
+        "resourceVersion": st.sampled_from(["1", "2"])}),
+    "spec": st.fixed_dictionaries({}, optional={
+        "replicas": scalars, "paused": scalars, "extra": maps,
+        "template": st.fixed_dictionaries({"spec": st.fixed_dictionaries({}, optional={
+            "containers": containers, "securityContext": maps})})}),
+    "status": maps,
+})
+
+
+def flat_compare(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
+    before, after = _values(old, DEPLOYMENT), _values(new, DEPLOYMENT)
+    modified = frozenset(p for p, v in after.items() if p in before and before[p] != v)
+    return Comparison(frozenset(after.keys() - before.keys()), frozenset(before.keys() - after.keys()), modified)
+
+
+@settings(max_examples=400, deadline=None)
+@given(deployments, deployments)
+def test_compare_equals_the_flat_diff(old: dict[str, Any], new: dict[str, Any]) -> None:
+    assert compare(old, new, DEPLOYMENT) == flat_compare(old, new)
+
+
+@settings(max_examples=200, deadline=None)
+@given(deployments)
+def test_compare_with_itself_and_with_a_changed_status_is_empty(obj: dict[str, Any]) -> None:
+    assert compare(obj, obj, DEPLOYMENT).empty()
+    assert compare(obj, {**obj, "status": {"changed": True}}, DEPLOYMENT).empty()
