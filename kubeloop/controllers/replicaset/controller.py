@@ -44,7 +44,7 @@ from kubeloop.controllers.replicaset.podcontrol import (
     pod_from_template,
 )
 from kubeloop.controllers.replicaset.podfacts import PodFacts, PodFactsCache, pod_facts
-from kubeloop.controllers.replicaset.ranking import RankingFactsCache, select_for_deletion
+from kubeloop.controllers.replicaset.ranking import RankingFactsCache, node_name, select_for_deletion
 from kubeloop.controllers.replicaset.status import (
     ReplicaCounts,
     availability_recheck_after,
@@ -458,15 +458,19 @@ class ReplicaSetController:
         per_node: dict[str, int] = {}
         if not selectors:
             return per_node
-        facts, node_of = self.pod_facts.facts, self.ranking_facts.facts
+        facts = self.pod_facts.facts
         indexer = self.pods.indexer
+        single = selectors[0] if len(selectors) == 1 else None
         for key in indexer.index_key_view(NAMESPACE_INDEX, namespace):
             pod = indexer.get(key)
             if pod is None:
                 continue
             pod_facts_ = facts(pod)
-            if pod_facts_.active and any(selector.matches(pod_facts_.labels) for selector in selectors):
-                node = node_of(pod).node
+            if not pod_facts_.active:
+                continue
+            labels = pod_facts_.labels
+            if single.matches(labels) if single is not None else any(s.matches(labels) for s in selectors):
+                node = node_name(pod)
                 per_node[node] = per_node.get(node, 0) + 1
         return per_node
 

@@ -46,10 +46,12 @@ def _time(value: Any) -> datetime | None:
         return None
 
 
-def _node(pod: Mapping[str, Any]) -> str:
+def node_name(pod: Mapping[str, Any]) -> str:
+    """The pod's ``spec.nodeName`` (``""`` when not placed or malformed)."""
     spec = pod.get("spec")
-    node = spec.get("nodeName") if isinstance(spec, Mapping) else None
-    return node if isinstance(node, str) else ""
+    node = spec.get("nodeName") if type(spec) is dict or isinstance(spec, Mapping) else None
+    return node if type(node) is str else ""
+
 
 
 def deletion_cost(pod: Mapping[str, Any]) -> int:
@@ -101,7 +103,7 @@ class PodRankingFacts:
 
     def __init__(self, pod: Mapping[str, Any]) -> None:
         self.active = is_pod_active(pod)
-        self.node = _node(pod)
+        self.node = node_name(pod)
         self.phase = _PHASE_ORDER.get(pod_phase(pod), 0)
         self.ready = is_pod_ready(pod)
         self.cost = deletion_cost(pod)
@@ -125,7 +127,9 @@ class RankingFactsCache:
         return len(self._entries)
 
     def facts(self, pod: Mapping[str, Any]) -> PodRankingFacts:
-        meta = metadata(pod)
+        meta = pod.get("metadata")
+        if type(meta) is not dict:  # cached objects are plain dicts; anything else is checked
+            meta = metadata(pod)
         uid, version = meta.get("uid"), meta.get("resourceVersion")
         if not uid or not version:
             return PodRankingFacts(pod)
