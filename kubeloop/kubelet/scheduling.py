@@ -72,18 +72,21 @@ def node_fits(pod: Mapping[str, Any], node: Mapping[str, Any], load: int) -> str
 def pick_node(pod: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]], load: Mapping[str, int]
               ) -> tuple[str | None, str]:
     """The node for ``pod`` (least loaded, then by name) or ``None`` with a message saying why."""
-    best: tuple[int, str] | None = None
+    # Nodes in the order of preference (least loaded, then by name; the index breaks no tie
+    # since names are unique, it only spares comparing nodes).
+    candidates = sorted((load.get(_name(node), 0), _name(node), index) for index, node in enumerate(nodes))
+    # The first that fits is the answer; only when none does are all the reasons gathered.
+    for count, name, index in candidates:
+        if node_fits(pod, nodes[index], count) is None:
+            return name, ""
     reasons: dict[str, int] = {}
-    for node in nodes:
-        name = str((node.get("metadata") or {}).get("name") or "")
-        count = load.get(name, 0)
-        why = node_fits(pod, node, count)
+    for count, _, index in candidates:
+        why = node_fits(pod, nodes[index], count)
         if why is not None:
             reasons[why] = reasons.get(why, 0) + 1
-            continue
-        if best is None or (count, name) < best:
-            best = (count, name)
-    if best is not None:
-        return best[1], ""
     detail = ", ".join(f"{count} {why}" for why, count in sorted(reasons.items()))
     return None, f"no node can take the pod (0 of {len(nodes)})" + (f": {detail}." if detail else ".")
+
+
+def _name(node: Mapping[str, Any]) -> str:
+    return str((node.get("metadata") or {}).get("name") or "")
