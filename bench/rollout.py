@@ -1,6 +1,7 @@
 """Rollout benchmarks: how long a workload takes to move to a new template, and what it writes.
 
     .venv/bin/python bench/rollout.py [--pods 2000] [--only cloneset-inplace,cloneset-recreate]
+    .venv/bin/python bench/rollout.py --workload deployment [--pods 5000] [--split]
 
 CloneSet scenarios (issue 8): one process runs the embedded API server (in memory), the
 simulated kubelet (pods start and turn ready at once, container restarts and deletions take
@@ -17,7 +18,10 @@ set-up with the ReplicaSet and Deployment controllers and a kubelet whose delays
 Deployment is created at 0 replicas, scaled to N (timed until complete: N updated, available
 pods), then rolled to a new image (timed until complete again, the old ReplicaSet at 0 and its
 pods gone). Beside it, the floor: a fresh server alone accepting N pod creations from one
-client in a tight sequential loop (and, for reference, with 64 requests in flight).
+client in a tight sequential loop (and, for reference, with 64 requests in flight). With
+``--split`` the kubelet and the controllers run in processes of their own
+(``bench/rollout_roles.py``), the API server in this one, as a real cluster spreads them; CPU
+seconds are then reported per process and summed.
 """
 
 from __future__ import annotations
@@ -381,10 +385,14 @@ def report_deployment(result: dict[str, Any], floor: Timing, floor_concurrent: T
         cpu = sum(value for name, value in cpu_by_process.items() if not name.startswith("gc:"))
         by_process = "" if len(cpu_by_process) < 2 else \
             " [" + ", ".join(f"{name} {value:.1f}s" for name, value in cpu_by_process.items()) + "]"
+        writes = _writes(controller) + _writes(kubelet)
+        at_floor_rate = writes * floor[0] / pods
         print(f"Deployment {phase}: complete in {seconds:.1f}s = {seconds / floor[0]:.2f}x the floor "
               f"({cpu:.1f}s CPU{by_process} = {cpu / floor[1]:.2f}x); "
               f"controller writes {_writes(controller)} {dict(sorted(controller.items()))}; "
-              f"kubelet writes {_writes(kubelet)} {dict(sorted(kubelet.items()))}")
+              f"kubelet writes {_writes(kubelet)} {dict(sorted(kubelet.items()))}; "
+              f"{writes} writes at the floor's rate would take {at_floor_rate:.1f}s "
+              f"(time / that = {seconds / at_floor_rate:.2f}x)")
     print(f"Deployment rollout: old pods all gone after {result['drained_seconds']:.1f}s")
     layout = "kubelet and controllers in processes of their own (CPU: all three processes)" if result["split"] \
         else "one process"
