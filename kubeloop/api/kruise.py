@@ -54,6 +54,14 @@ SCALING_EXCLUDE_PREPARING_DELETE_LABEL: Final = "apps.kruise.io/cloneset-scaling
 # Container env variables of the launch-priority feature.
 CONTAINER_PRIORITY_ENV: Final = "KRUISE_CONTAINER_PRIORITY"
 CONTAINER_BARRIER_ENV: Final = "KRUISE_CONTAINER_BARRIER"
+# Pod annotation asking for containers to start in spec order, and the value that does so.
+CONTAINER_LAUNCH_PRIORITY_ANNOTATION: Final = "apps.kruise.io/container-launch-priority"
+CONTAINER_LAUNCH_ORDERED: Final = "Ordered"
+# The barrier env points into the ConfigMap ``<pod name><suffix>``, key ``<prefix><priority>``.
+BARRIER_CONFIGMAP_SUFFIX: Final = "-barrier"
+BARRIER_KEY_PREFIX: Final = "p_"
+# Name of OpenKruise's mutating pod webhook (it appears in the messages of its rejections).
+POD_MUTATING_WEBHOOK: Final = "mpod.kb.io"
 
 # Update strategy types accepted for v1alpha1.
 RECREATE: Final = "ReCreate"

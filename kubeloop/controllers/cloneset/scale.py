@@ -20,7 +20,6 @@ from kubeloop.api.meta import deep_copy, format_time, labels_of, name_of, namesp
 
 from .diffs import ExpectationDiffs
 from .inplace import write_revision_labels
-from .launchpriority import inject_launch_priority
 from .lifecycle import lifecycle_marks_pod_not_ready
 from .options import CloneSetFeatureGates
 from .ordering import same_node_ranks, sort_for_scale_in, spread_constraint_ranks
@@ -103,8 +102,9 @@ def new_pod(
 
     Labels: the template's plus revision hashes, instance id and lifecycle PreparingNormal;
     readiness gate InPlaceUpdateReady (and KruisePodReady with that gate); a volume per volumeClaimTemplate (claim
-    ``<vct>-<cs>-<id>``) replacing any template volume of the same name; the launch priority
-    barrier env that upstream's pod webhook would add (:mod:`.launchpriority`).
+    ``<vct>-<cs>-<id>``) replacing any template volume of the same name. The launch priority
+    barrier env is not added here: the API server's pod admission adds it, as upstream's pod
+    webhook does.
     """
     template: dict[str, Any] = deep_copy(template_of(cs))
     template_meta = template.get("metadata") or {}
@@ -141,9 +141,7 @@ def new_pod(
         ]
         volumes += [v for v in spec.get("volumes") or [] if v.get("name") not in claims]
         spec["volumes"] = volumes
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-    inject_launch_priority(pod)
-    return pod
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 def new_pods(

@@ -7,9 +7,14 @@ The HTTP layer calls, for every write:
 * :func:`validate_create`, :func:`validate_update` or :func:`validate_status_update`, and
   turns a non-empty error list into a 422 ``Invalid`` (``kubeloop.api.status.invalid_error``).
 
+:func:`validate_create` first runs the kind's create-time mutating admission (for Pods,
+OpenKruise's container launch priority, :mod:`.launchpriority`): upstream, mutating admission
+follows defaulting and precedes validation, and sees creations only. It is the one place where
+this package changes an object outside of defaulting, and it may raise an ``ApiError``.
+
 Validation follows upstream's order: the kind's own rules (``pkg/apis/*/validation`` and the
 registry strategies), and the generic registry's metadata pass — on create only when the kind's
-rules passed, on update before them. Objects are never mutated by validation.
+rules passed, on update before them. Validation itself never mutates an object.
 
 Update validation expects what the storage layer upstream has already done by then: the old
 ``generation``, ``uid``, ``creationTimestamp`` and ``deletionTimestamp`` carried over into the
@@ -60,12 +65,17 @@ def default_object(group: str, version: str, kind: str, obj: dict[str, Any]) -> 
 
 
 def validate_create(group: str, version: str, kind: str, obj: dict[str, Any], *, namespaced: bool) -> list[FieldError]:
-    """Field errors for ``obj`` as a new object of the kind (already defaulted, name generated)."""
+    """Field errors for ``obj`` as a new object of the kind (already defaulted, name generated).
+
+    The kind's create-time mutation is applied to ``obj`` (in place) before it is validated;
+    a refusal by that mutation propagates as its ``ApiError``.
+    """
     del version
     if (group, kind) == _SCALE:
         return dedupe(validate_scale(obj, namespaced))
     rules = rules_for(group, kind)
     if rules is not None:
+        rules.mutate_on_create(obj)
         errs = rules.create(obj)
     else:
         errs = validate_object_meta(obj, namespaced, name_is_dns_subdomain, builtin=False)

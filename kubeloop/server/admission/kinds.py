@@ -12,16 +12,21 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from kubeloop.server.admission import apps, core_kinds, events, pods
+from kubeloop.server.admission import apps, core_kinds, events, launchpriority, pods
 from kubeloop.server.admission.fields import Errors
 from kubeloop.server.admission.metadata import validate_object_meta_update
 
 Defaulter = Callable[[dict[str, Any]], None]
+CreateMutation = Callable[[dict[str, Any]], None]
 CreateRule = Callable[[Mapping[str, Any]], Errors]
 UpdateRule = Callable[[Mapping[str, Any], Mapping[str, Any]], Errors]
 
 
 def _no_defaults(obj: dict[str, Any]) -> None:
+    del obj
+
+
+def _no_create_mutation(obj: dict[str, Any]) -> None:
     del obj
 
 
@@ -36,17 +41,21 @@ class KindRules:
     ``create`` validates a new object, ``update`` a replacement through the main endpoint and
     ``status_update`` one through ``/status``; all return upstream's field errors, and none
     includes the generic registry's metadata pass, which the package runs around them.
+    ``mutate_on_create`` is the kind's mutating admission of new objects only (upstream's
+    mutating webhooks registered for CREATE): it rewrites the defaulted object in place before
+    validation and may refuse it by raising :class:`~kubeloop.api.status.ApiError`.
     """
 
     default: Defaulter
     create: CreateRule
     update: UpdateRule
     status_update: UpdateRule = _metadata_only_status
+    mutate_on_create: CreateMutation = _no_create_mutation
 
 
 _RULES: dict[tuple[str, str], KindRules] = {
     ("", "Pod"): KindRules(pods.default_pod, pods.validate_pod_create, pods.validate_pod_update,
-                           pods.validate_pod_status_update),
+                           pods.validate_pod_status_update, mutate_on_create=launchpriority.inject_launch_priority),
     ("", "Namespace"): KindRules(core_kinds.default_namespace, core_kinds.validate_namespace_create,
                                  core_kinds.validate_namespace_update, core_kinds.validate_namespace_status_update),
     ("", "Node"): KindRules(core_kinds.default_node, core_kinds.validate_node_create, core_kinds.validate_node_update,

@@ -60,10 +60,16 @@ def default_pod(pod: dict[str, Any]) -> None:
 
 
 def _default_host_ports(container: dict[str, Any]) -> None:
+    """Host-network pods: a port without a host port (unset or 0) uses its container port.
+
+    Pods only: since Kubernetes 1.28 templates embedded in workloads are left alone (the
+    ``DefaultHostNetworkHostPortsInPodTemplates`` gate, off by default and later removed).
+    A port without a container port stays as it is (upstream copies a 0, which is omitted).
+    """
     ports = container.get("ports")
     for port in ports if isinstance(ports, list) else []:
-        if isinstance(port, dict) and not port.get("hostPort"):
-            port["hostPort"] = port.get("containerPort")
+        if isinstance(port, dict) and not port.get("hostPort") and port.get("containerPort") is not None:
+            port["hostPort"] = port["containerPort"]
 
 
 def _metadata_and_spec(pod: Mapping[str, Any]) -> Errors:

@@ -1,5 +1,5 @@
 """End-to-end in-place updates of env read from metadata and of containers with launch
-priorities (reference cloneset.md §4.3 E12-E14) on the embedded cluster, under the invariant
+priorities (reference cloneset.md §4.3 E12-E15) on the embedded cluster, under the invariant
 monitor.
 
 The simulated kubelet plays kruise-daemon's part: it restarts a container whose env read from
@@ -15,12 +15,13 @@ import asyncio
 from typing import Any
 
 import orjson
+import pytest
 from cloneset_monitor import CloneSetMonitor
 from test_cloneset_e2e import NS, Obj, get, new_cloneset, pods, progressing, update, wait_status
 
 from kubeloop.api import kruise
 from kubeloop.api.meta import parse_time
-from kubeloop.client import PODS
+from kubeloop.client import PODS, InternalError
 from kubeloop.controllers.cloneset.control import CLONESETS
 from kubeloop.testing.cluster import EmbeddedCluster
 
@@ -177,3 +178,77 @@ async def test_e14_first_batch_fails_so_the_next_never_starts(cluster: EmbeddedC
     assert [batch["containers"] for batch in state["containerBatchesRecord"]] == [["redis"]]
     assert state["nextContainerImages"] == {"nginx": "nginx:1.26"}
     monitor.check()
+
+
+async def test_e15_image_and_env_from_annotation_in_priority_batches(cluster: EmbeddedCluster,
+                                                                     monitor: CloneSetMonitor) -> None:
+    # Upstream's scenario changes the nginx image and the ``config`` annotation that redis reads:
+    # redis restarts first (its env changed), nginx after redis is ready again.
+    client = cluster.client
+    spec = with_redis({"sim.kubeloop.io/post-start-delay": str(POST_START_SECONDS), "config": "foo"})
+    redis = spec["spec"]["template"]["spec"]["containers"][1]
+    redis["env"].append({"name": "CONFIG", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['config']"}}})
+    await client.create(CLONESETS, spec, namespace=NS)
+    await wait_status(cluster, available, timeout=60)
+    before = (await pods(client))[0]
+    # The API server's pod admission gave every container its barrier.
+    barriers = [c["env"][-1]["valueFrom"]["configMapKeyRef"]["key"] for c in before["spec"]["containers"]]
+    assert barriers == ["p_0", "p_10"]
+
+    def change(body: Obj) -> None:
+        body["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.26"
+        body["spec"]["template"]["metadata"]["annotations"]["config"] = "bar"
+
+    await update(client, change)
+    await wait_status(cluster, finished, timeout=60)
+    after = (await pods(client))[0]
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
+    assert after["metadata"]["annotations"]["config"] == "bar"
+    assert {c["name"]: c["image"] for c in after["spec"]["containers"]} == {"nginx": "nginx:1.26", "redis": "redis:7"}
+    now = statuses(after)
+    assert (now["nginx"]["restartCount"], now["redis"]["restartCount"]) == (1, 1)
+    redis_started = parse_time(now["redis"]["state"]["running"]["startedAt"])
+    nginx_stopped = parse_time(now["nginx"]["lastState"]["terminated"]["finishedAt"])
+    assert redis_started is not None and nginx_stopped is not None
+    assert (nginx_stopped - redis_started).total_seconds() >= POST_START_SECONDS
+    state = in_place_state(after)
+    assert state["updateEnvFromMetadata"] is True
+    assert [batch["containers"] for batch in state["containerBatchesRecord"]] == [["redis"], ["nginx"]]
+    monitor.check()
+
+
+async def test_pods_created_by_any_client_get_barriers(cluster: EmbeddedCluster) -> None:
+    # The barrier is the API server's pod admission (upstream: kruise's pod webhook), so a pod
+    # created without any controller gets it too, and its containers start in priority order.
+    client = cluster.client
+    containers = [{"name": "first", "image": "redis:7",
+                   "lifecycle": {"postStart": {"exec": {"command": ["sleep", str(POST_START_SECONDS)]}}}},
+                  {"name": "second", "image": "nginx:1.25"}]
+    pod: Obj = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"generateName": "ordered-", "namespace": NS,
+                             "annotations": {"apps.kruise.io/container-launch-priority": "Ordered",
+                                             "sim.kubeloop.io/post-start-delay": str(POST_START_SECONDS)}},
+                "spec": {"containers": containers, "terminationGracePeriodSeconds": 1}}
+    created = await client.create(PODS, pod, namespace=NS)
+    name = created["metadata"]["name"]
+    barriers = [c["env"][-1]["valueFrom"]["configMapKeyRef"] for c in created["spec"]["containers"]]
+    assert barriers == [{"name": f"{name}-barrier", "key": "p_0"}, {"name": f"{name}-barrier", "key": "p_-1"}]
+
+    def both_running(p: Obj) -> bool:
+        found = p.get("status", {}).get("containerStatuses") or []
+        return len(found) == 2 and all("running" in (s.get("state") or {}) for s in found)
+
+    running = await cluster.wait_for(PODS, name, both_running, namespace=NS, timeout=60)
+    first = parse_time(statuses(running)["first"]["state"]["running"]["startedAt"])
+    second = parse_time(statuses(running)["second"]["state"]["running"]["startedAt"])
+    # The second container was held until the first was ready, i.e. its postStart finished.
+    assert first is not None and second is not None
+    assert (second - first).total_seconds() >= POST_START_SECONDS
+
+    bad = {**pod, "metadata": {"name": "bad-priority", "namespace": NS},
+           "spec": {"containers": [{**containers[0], "env": [{"name": kruise.CONTAINER_PRIORITY_ENV, "value": "x"}]},
+                                   containers[1]]}}
+    with pytest.raises(InternalError) as refused:
+        await client.create(PODS, bad, namespace=NS)
+    assert refused.value.message == ('Internal error occurred: admission webhook "mpod.kb.io" denied the request: '
+                                     'strconv.Atoi: parsing "x": invalid syntax')

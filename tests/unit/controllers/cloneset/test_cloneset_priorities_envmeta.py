@@ -1,5 +1,6 @@
-"""The launch-priority barrier env the pod webhook would inject, container batches built from
-it, and the runtime report that finishes an env-from-metadata in-place update."""
+"""Container batches built from the launch-priority barrier env (which the API server's pod
+admission injects, see tests/unit/server/admission), and the runtime report that finishes an
+env-from-metadata in-place update."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from typing import Any
 
 import orjson
 import pytest
+from cloneset_pods import make_cloneset
 
 from kubeloop.api import kruise
 from kubeloop.controllers.cloneset.inplace import apply_update_spec, container_priority
-from kubeloop.controllers.cloneset.launchpriority import LAUNCH_PRIORITY_ANNOTATION, barrier_env, inject_launch_priority
+from kubeloop.controllers.cloneset.options import CloneSetFeatureGates
 from kubeloop.controllers.cloneset.runtimemeta import env_from_metadata_applied, env_metadata_hash, expected_env_values
+from kubeloop.controllers.cloneset.scale import new_pods
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 LABEL_ENV = {"name": "TEST_ENV", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['test-env']"}}}
@@ -26,42 +29,29 @@ def pod_with(containers: list[dict[str, Any]], annotations: dict[str, str] | Non
     return {"metadata": {"name": "cs-abcde", "annotations": annotations or {}}, "spec": {"containers": containers}}
 
 
-# -- the pod webhook's barrier env ---------------------------------------------------------------
+# -- container batches from the barrier env ------------------------------------------------------
 
-@pytest.mark.parametrize(
-    ("envs", "annotations", "priorities"),
-    [
-        # nginx unset (0), redis 10: both get a barrier.
-        ([[], [priority_env("10")]], {}, [0, 10]),
-        # Ordered: spec order, 0, -1, -2.
-        ([[], [], []], {LAUNCH_PRIORITY_ANNOTATION: "Ordered"}, [0, -1, -2]),
-        # All the same priority: no order, nothing injected.
-        ([[priority_env("5")], [priority_env("5")]], {}, None),
-        ([[], []], {}, None),
-        # A single container never gets one.
-        ([[priority_env("10")]], {}, None),
-        # A value that is not an integer counts as unset.
-        ([[priority_env("x")], [priority_env("-3")]], {}, [0, -3]),
-    ],
-)
-def test_inject_launch_priority(envs: list[list[dict[str, str]]], annotations: dict[str, str],
-                                priorities: list[int] | None) -> None:
-    containers = [{"name": f"c{i}", "image": "i", "env": list(env)} for i, env in enumerate(envs)]
-    pod = pod_with(containers, annotations)
-    inject_launch_priority(pod)
-    injected = [container_priority(c) for c in pod["spec"]["containers"]]
-    if priorities is None:
-        assert pod["spec"]["containers"] == [{"name": f"c{i}", "image": "i", "env": env} for i, env in enumerate(envs)]
-    else:
-        assert injected == priorities
-        assert pod["spec"]["containers"][0]["env"][-1] == barrier_env("cs-abcde", priorities[0])
-        assert barrier_env("cs-abcde", 7)["valueFrom"]["configMapKeyRef"] == {"name": "cs-abcde-barrier", "key": "p_7"}
+def barrier(priority: int) -> dict[str, Any]:
+    """The barrier env the API server's pod admission adds (as OpenKruise's pod webhook does)."""
+    return {"name": kruise.CONTAINER_BARRIER_ENV,
+            "valueFrom": {"configMapKeyRef": {"name": "cs-abcde-barrier", "key": f"p_{priority}"}}}
+
+
+def test_new_pods_carry_the_template_env_only() -> None:
+    # The barrier env is the API server's business (pod create admission), not the controller's.
+    cs = make_cloneset(1, name="cs")
+    template = cs["spec"]["template"]
+    template["metadata"] = {"annotations": {"apps.kruise.io/container-launch-priority": "Ordered"}}
+    template["spec"]["containers"] = [{"name": "nginx", "image": "nginx:1"},
+                                      {"name": "redis", "image": "redis:1", "env": [priority_env("10")]}]
+    pod = new_pods(cs, cs, "cs-abc", "cs-abc", 1, 0, ["abcde"], now=NOW, gates=CloneSetFeatureGates())[0]
+    assert [c.get("env") for c in pod["spec"]["containers"]] == [None, [priority_env("10")]]
 
 
 def test_batches_follow_the_injected_priorities() -> None:
-    pod = pod_with([{"name": "nginx", "image": "nginx:1", "env": []},
-                    {"name": "redis", "image": "redis:1", "env": [priority_env("10")]}])
-    inject_launch_priority(pod)
+    pod = pod_with([{"name": "nginx", "image": "nginx:1", "env": [barrier(0)]},
+                    {"name": "redis", "image": "redis:1", "env": [priority_env("10"), barrier(10)]}])
+    assert [container_priority(c) for c in pod["spec"]["containers"]] == [0, 10]
     pod["status"] = {"containerStatuses": [{"name": "nginx", "imageID": "n1"}, {"name": "redis", "imageID": "r1"}]}
     spec = {"revision": "rev2", "containerImages": {"nginx": "nginx:2", "redis": "redis:2"}}
     first, state = apply_update_spec(pod, spec, {"revision": "rev2"}, NOW)
