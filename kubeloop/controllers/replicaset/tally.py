@@ -122,19 +122,12 @@ class OwnedPodTally:
         members = self._members
         for key in marked:
             pod = get(key)
-            member = members.get(key)
             if pod is None or self._facts.facts(pod).controller_uid != self.uid:
+                member = members.pop(key, None)
                 if member is not None:
-                    self._remove(key, members.pop(key))
+                    self._remove(key, member)
                 continue
-            version = _version(pod)
-            if member is not None:
-                if version and member.resource_version == version:
-                    continue
-                self._remove(key, member)
-            member = self._classify(pod, version)
-            members[key] = member
-            self._add(key, member)
+            self._read(key, pod)
 
     def refresh(self, owned: AbstractSet[str], get: Callable[[str], Obj | None]) -> None:
         """Bring the tally up to date with ``owned``, the keys of the pods now controlled
@@ -146,21 +139,25 @@ class OwnedPodTally:
             if pod is None:
                 continue
             live += 1
-            member = members.get(key)
-            meta = pod.get("metadata")
-            # Cached objects are plain dicts: skip the slower Mapping check in the usual case.
-            version = meta.get("resourceVersion") if type(meta) is dict else _version(pod)
-            if member is not None:
-                if version and member.resource_version == version:
-                    continue
-                self._remove(key, member)
-            member = self._classify(pod, version)
-            members[key] = member
-            self._add(key, member)
+            self._read(key, pod)
         if len(members) != live:
             # Every readable owned pod is a member now, so the surplus members are pods that left.
             for key in [key for key in members if key not in owned or get(key) is None]:
                 self._remove(key, members.pop(key))
+
+    def _read(self, key: str, pod: Obj) -> None:
+        """Count ``pod`` (a member under ``key``) as it is now, unless this version is counted."""
+        member = self._members.get(key)
+        meta = pod.get("metadata")
+        # Cached objects are plain dicts: skip the slower Mapping check in the usual case.
+        version = meta.get("resourceVersion") if type(meta) is dict else _version(pod)
+        if member is not None:
+            if version and member.resource_version == version:
+                return
+            self._remove(key, member)
+        member = self._classify(pod, version)
+        self._members[key] = member
+        self._add(key, member)
 
     def _classify(self, pod: Obj, version: Any) -> _Member:
         facts = self._facts.facts(pod)

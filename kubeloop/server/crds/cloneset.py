@@ -19,6 +19,7 @@ from kubeloop.server.crds.schema import (
     described,
     string_map,
     strings,
+    top_level_schema,
 )
 
 
@@ -229,18 +230,9 @@ CLONESET_CRD: dict[str, Any] = {
                     },
                 },
                 "schema": {
-                    "openAPIV3Schema": {
-                        "description": "CloneSet runs a set of identical pods it owns directly, updating them "
-                        "in place or by recreation.",
-                        "type": "object",
-                        "properties": {
-                            "apiVersion": {"type": "string", "description": "The versioned schema of this object."},
-                            "kind": {"type": "string", "description": "The REST resource this object represents."},
-                            "metadata": {"type": "object"},
-                            "spec": _SPEC,
-                            "status": _STATUS,
-                        },
-                    }
+                    "openAPIV3Schema": top_level_schema(
+                        "CloneSet runs a set of identical pods it owns directly, updating them "
+                        "in place or by recreation.", _SPEC, _STATUS)
                 },
             }
         ],

@@ -12,7 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from kubeloop.api import kruise
-from kubeloop.server.crds.schema import INT32, INT_OR_STRING, LABEL_SELECTOR, column, described, string_map, strings
+from kubeloop.server.crds.schema import (
+    INT32,
+    INT_OR_STRING,
+    LABEL_SELECTOR,
+    column,
+    described,
+    string_map,
+    strings,
+    top_level_schema,
+)
 
 IMAGE_PULL_JOB_KIND = "ImagePullJob"
 IMAGE_PULL_JOB_PLURAL = "imagepulljobs"
@@ -111,17 +120,8 @@ IMAGE_PULL_JOB_CRD: dict[str, Any] = {
                 "additionalPrinterColumns": _COLUMNS,
                 "subresources": {"status": {}},
                 "schema": {
-                    "openAPIV3Schema": {
-                        "description": "ImagePullJob asks nodes to pull an image before pods need it.",
-                        "type": "object",
-                        "properties": {
-                            "apiVersion": {"type": "string", "description": "The versioned schema of this object."},
-                            "kind": {"type": "string", "description": "The REST resource this object represents."},
-                            "metadata": {"type": "object"},
-                            "spec": _SPEC,
-                            "status": _STATUS,
-                        },
-                    }
+                    "openAPIV3Schema": top_level_schema(
+                        "ImagePullJob asks nodes to pull an image before pods need it.", _SPEC, _STATUS)
                 },
             }
         ],

@@ -56,3 +56,18 @@ def column(name: str, path: str, type_: str, description: str, priority: int = 0
     if priority:
         result["priority"] = priority
     return result
+
+
+def top_level_schema(description: str, spec: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """The ``openAPIV3Schema`` of a kind with ``spec`` and ``status`` (type fields, open metadata)."""
+    return {
+        "description": description,
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string", "description": "The versioned schema of this object."},
+            "kind": {"type": "string", "description": "The REST resource this object represents."},
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": status,
+        },
+    }
