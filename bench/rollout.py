@@ -45,6 +45,7 @@ from kubeloop.controllers import add_controllers  # noqa: E402
 from kubeloop.controllers.cloneset.control import CLONESETS  # noqa: E402
 from kubeloop.controllers.cloneset.controller import CloneSetControllerOptions, add_cloneset_controller  # noqa: E402
 from kubeloop.kubelet import Kubelet  # noqa: E402
+from kubeloop.runtime.gcpolicy import use_cache_friendly_gc  # noqa: E402
 from kubeloop.runtime.manager import Manager, ManagerOptions  # noqa: E402
 from kubeloop.server.app import KubeServer, ServerConfig  # noqa: E402
 from kubeloop.testing.cluster import quick_kubelet_config  # noqa: E402
@@ -185,6 +186,7 @@ def main() -> None:
     parser.add_argument("--split", action="store_true",
                         help="deployment workload: run the kubelet and the controllers in processes of their own")
     args = parser.parse_args()
+    use_cache_friendly_gc()  # as the kubeloop up and server commands do
     if args.workload == "deployment":
         run_deployment_workload(args.pods or DEPLOYMENT_PODS, args.timeout, args.profile, args.split)
         return

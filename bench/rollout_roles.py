@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from kubeloop.client import ApiClient, CountingRequestMetrics, load_kubeconfig  # noqa: E402
 from kubeloop.controllers import add_controllers  # noqa: E402
 from kubeloop.kubelet import BehaviourDefaults, Kubelet, KubeletConfig  # noqa: E402
+from kubeloop.runtime.gcpolicy import use_cache_friendly_gc  # noqa: E402
 from kubeloop.runtime.manager import Manager, ManagerOptions  # noqa: E402
 from kubeloop.testing.cluster import quick_kubelet_config  # noqa: E402
 
@@ -170,6 +171,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1)
     parser.add_argument("--stats", type=Path, required=True)
     args = parser.parse_args()
+    use_cache_friendly_gc()  # as the kubeloop kubelet and controllers commands do
     profile_dir = os.environ.get(PROFILE_DIR_ENV)
     if not profile_dir:
         asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats))

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
+
 if TYPE_CHECKING:
     from kubeloop.client import ClientConfig
     from kubeloop.runtime.manager import Manager
@@ -138,4 +140,5 @@ def controllers(kubeconfig: Path, controllers_text: str | None, leader_elect: bo
     names = controller_names(controllers_text)
     gates = feature_gate_settings(feature_gates_text)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    use_cache_friendly_gc()
     asyncio.run(_run(kubeconfig, names, leader_elect, health_port, gates))

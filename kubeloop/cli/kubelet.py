@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kubeloop.cli.controllers import LOG_FORMAT, load_client_config, start_manager, stop_on_signals
+from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 
 if TYPE_CHECKING:
     from kubeloop.kubelet import KubeletConfig
@@ -86,4 +87,5 @@ def kubelet(kubeconfig: Path, nodes: int, pod_start_delay: float, pod_ready_dela
     """Run the simulated kubelet (scheduler and nodes) until interrupted."""
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     config = kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay)
+    use_cache_friendly_gc()
     asyncio.run(_run(kubeconfig, config, health_port))

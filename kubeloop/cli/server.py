@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 from kubeloop.server.app import KubeServer, ServerConfig
 from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE
 
@@ -49,4 +50,5 @@ def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size:
     """Run the embedded API server (HTTPS, bearer token; writes DATA_DIR/kubeconfig)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = ServerConfig(data_dir=data_dir, host=host, port=port, memory=memory, watch_cache_size=watch_cache_size)
+    use_cache_friendly_gc()
     asyncio.run(_serve(config))

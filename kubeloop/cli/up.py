@@ -33,6 +33,7 @@ from kubeloop.cli.controllers import (
     stop_on_signals,
 )
 from kubeloop.cli.kubelet import kubelet_config, kubelet_options
+from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 
 if TYPE_CHECKING:
     from kubeloop.testing.cluster import EmbeddedCluster
@@ -154,5 +155,6 @@ def up(data_dir: Path, port: int, host: str, memory: bool, nodes: int, pod_start
     names = controller_names(controllers_text)
     gates = feature_gate_settings(feature_gates_text)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    use_cache_friendly_gc()
     asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
                     names, health_port, None if no_dashboard else dashboard_port, apply, gates))
