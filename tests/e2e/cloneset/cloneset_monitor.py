@@ -151,6 +151,8 @@ class CloneSetMonitor:
             self._check_status(obj)
             return
         if not self._ours(obj):
+            # A pod the controller released is no longer the CloneSet's: forget it.
+            self.pods.pop(name_of(obj), None)
             return
         name = name_of(obj)
         old = self.pods.get(name)
