@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from acceptance_kit import PodHistory
 from cloneset_monitor import CloneSetMonitor
 
 from kubeloop.runtime.informers.mutation import ENV_VAR
@@ -36,3 +37,12 @@ async def monitor(cluster: EmbeddedCluster) -> AsyncIterator[CloneSetMonitor]:
     yield watcher
     await watcher.stop()
     watcher.check()
+
+
+@pytest.fixture
+async def history(cluster: EmbeddedCluster) -> AsyncIterator[PodHistory]:
+    """Every event of the CloneSet's pods from before the test creates anything."""
+    recorder = PodHistory(cluster.client)
+    await recorder.start()
+    yield recorder
+    await recorder.stop()

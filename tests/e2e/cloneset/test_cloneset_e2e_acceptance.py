@@ -11,7 +11,7 @@ docstring says so; :class:`acceptance_kit.PodHistory` shows what happened betwee
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import pytest
 from acceptance_kit import (
@@ -33,15 +33,6 @@ from kubeloop.testing.cluster import EmbeddedCluster
 
 INSTANCE_ID = re.compile(r"^[bcdfghjklmnpqrstvwxz2456789]{5}$")
 NEVER_READY = "sim.kubeloop.io/never-ready"
-
-
-@pytest.fixture
-async def history(cluster: EmbeddedCluster) -> AsyncIterator[PodHistory]:
-    """Every event of the CloneSet's pods from before the test creates anything."""
-    recorder = PodHistory(cluster.client)
-    await recorder.start()
-    yield recorder
-    await recorder.stop()
 
 
 # -- helpers -------------------------------------------------------------------------------------

@@ -7,11 +7,10 @@ docstring says so; :class:`acceptance_kit.PodHistory` shows what happened betwee
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import timedelta
 
 import orjson
-import pytest
 from acceptance_kit import ROLLOUT_TIMEOUT, PodHistory, condition, reconciled_again
 from cloneset_monitor import CloneSetMonitor
 from test_cloneset_e2e import NAME, NS, Obj, new_cloneset, pods, set_image, settled, state, update, wait_status
@@ -22,16 +21,6 @@ from kubeloop.client import CONTROLLER_REVISIONS, PODS, ApiClient
 from kubeloop.controllers.cloneset.control import CLONESETS
 from kubeloop.controllers.cloneset.podstate import equal_to_revision
 from kubeloop.testing.cluster import EmbeddedCluster
-
-
-@pytest.fixture
-async def history(cluster: EmbeddedCluster) -> AsyncIterator[PodHistory]:
-    """Every event of the CloneSet's pods from before the test creates anything."""
-    recorder = PodHistory(cluster.client)
-    await recorder.start()
-    yield recorder
-    await recorder.stop()
-
 
 # -- helpers -------------------------------------------------------------------------------------
 
