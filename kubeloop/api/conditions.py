@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kubeloop.api.meta import is_mapping
+
 
 def find_condition(conditions: Sequence[Mapping[str, Any]] | None, type_: str) -> Mapping[str, Any] | None:
     """The condition of the given type, or ``None``."""
@@ -17,10 +19,10 @@ def find_condition(conditions: Sequence[Mapping[str, Any]] | None, type_: str) -
 def status_conditions(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """``obj.status.conditions`` as a list (empty when missing or malformed)."""
     status = obj.get("status")
-    if not isinstance(status, Mapping):
+    if not is_mapping(status):
         return []
     conditions = status.get("conditions")
-    return [c for c in conditions if isinstance(c, Mapping)] if isinstance(conditions, list) else []
+    return [c for c in conditions if is_mapping(c)] if isinstance(conditions, list) else []
 
 
 def condition_is_true(obj: Mapping[str, Any], type_: str) -> bool:

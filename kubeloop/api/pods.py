@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kubeloop.api.conditions import find_condition, status_conditions
-from kubeloop.api.meta import is_being_deleted, parse_time
+from kubeloop.api.meta import is_being_deleted, is_mapping, parse_time
 
 POD_SUCCEEDED = "Succeeded"
 POD_FAILED = "Failed"
@@ -23,7 +23,7 @@ POD_PENDING = "Pending"
 
 def pod_phase(pod: Mapping[str, Any]) -> str:
     status = pod.get("status")
-    return str(status.get("phase") or "") if isinstance(status, Mapping) else ""
+    return str(status.get("phase") or "") if is_mapping(status) else ""
 
 
 def ready_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -32,7 +32,7 @@ import orjson
 
 from kubeloop.api import kruise
 from kubeloop.api.conditions import find_condition, status_conditions
-from kubeloop.api.meta import annotations_of, deep_copy, format_time, parse_time
+from kubeloop.api.meta import annotations_of, deep_copy, format_time, is_mapping, parse_time
 
 from .jsondiff import apply_metadata_patch, json_diff, metadata_merge_patch
 from .options import DEFAULT_GATES, CloneSetFeatureGates
@@ -63,11 +63,11 @@ def _fieldref_subscript(field_path: str) -> tuple[str, str] | None:
 def container_references_metadata(container: Mapping[str, Any], path: str, key: str) -> bool:
     """Whether an env var of the container reads ``metadata.labels['key']`` (or annotations)."""
     for env in container.get("env") or ():
-        if not isinstance(env, Mapping) or env.get("value") or env.get("name") in _EXCLUDED_ENVS:
+        if not is_mapping(env) or env.get("value") or env.get("name") in _EXCLUDED_ENVS:
             continue
         value_from = env.get("valueFrom")
-        field_ref = value_from.get("fieldRef") if isinstance(value_from, Mapping) else None
-        if not isinstance(field_ref, Mapping):
+        field_ref = value_from.get("fieldRef") if is_mapping(value_from) else None
+        if not is_mapping(field_ref):
             continue
         if _fieldref_subscript(str(field_ref.get("fieldPath") or "")) == (path, key):
             return True
@@ -76,8 +76,8 @@ def container_references_metadata(container: Mapping[str, Any], path: str, key: 
 
 def _containers(template: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     spec = template.get("spec")
-    containers = spec.get("containers") if isinstance(spec, Mapping) else None
-    return [c for c in containers or () if isinstance(c, Mapping)]
+    containers = spec.get("containers") if is_mapping(spec) else None
+    return [c for c in containers or () if is_mapping(c)]
 
 
 def calculate_in_place_update_spec(
@@ -212,11 +212,11 @@ def _dump(value: Any) -> str:
 def container_priority(container: Mapping[str, Any]) -> int | None:
     """Launch priority from the ``KRUISE_CONTAINER_BARRIER`` env (``configMapKeyRef.key: p_<n>``)."""
     for env in container.get("env") or ():
-        if not isinstance(env, Mapping) or env.get("name") != kruise.CONTAINER_BARRIER_ENV:
+        if not is_mapping(env) or env.get("name") != kruise.CONTAINER_BARRIER_ENV:
             continue
         value_from = env.get("valueFrom")
-        ref = value_from.get("configMapKeyRef") if isinstance(value_from, Mapping) else None
-        match = _BARRIER_KEY.match(str(ref.get("key") or "")) if isinstance(ref, Mapping) else None
+        ref = value_from.get("configMapKeyRef") if is_mapping(value_from) else None
+        match = _BARRIER_KEY.match(str(ref.get("key") or "")) if is_mapping(ref) else None
         if match is not None:
             return int(match.group(1))
     return None
@@ -272,7 +272,7 @@ def apply_update_spec(
     for key in ("nextContainerImages", "nextContainerRefMetadata", "nextContainerResources"):
         new_state.pop(key, None)
     meta_patch = spec.get("metaDataPatch")
-    if isinstance(meta_patch, Mapping):
+    if is_mapping(meta_patch):
         apply_metadata_patch(result, meta_patch)
     meta = result.setdefault("metadata", {})
     meta.setdefault("labels", {})
@@ -410,8 +410,8 @@ def _spec_images(pod: Mapping[str, Any]) -> dict[str, str]:
 
 def _container_statuses(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     status = pod.get("status")
-    statuses = status.get("containerStatuses") if isinstance(status, Mapping) else None
-    return [s for s in statuses or () if isinstance(s, Mapping)]
+    statuses = status.get("containerStatuses") if is_mapping(status) else None
+    return [s for s in statuses or () if is_mapping(s)]
 
 
 def containers_update_completed(pod: Mapping[str, Any], state: Mapping[str, Any]) -> bool:
@@ -430,7 +430,7 @@ def containers_update_completed(pod: Mapping[str, Any], state: Mapping[str, Any]
         if name not in pending:
             continue
         recorded = pending.pop(name)
-        recorded_id = recorded.get("imageID", "") if isinstance(recorded, Mapping) else ""
+        recorded_id = recorded.get("imageID", "") if is_mapping(recorded) else ""
         if recorded_id == (status.get("imageID") or "") and images.get(name) != status.get("image"):
             return False
     return not pending

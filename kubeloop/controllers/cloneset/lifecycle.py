@@ -21,7 +21,7 @@ import orjson
 
 from kubeloop.api import kruise
 from kubeloop.api.conditions import find_condition, status_conditions
-from kubeloop.api.meta import deep_copy, format_time, labels_of, metadata
+from kubeloop.api.meta import deep_copy, format_time, is_mapping, labels_of, metadata
 
 from .options import DEFAULT_BEHAVIOUR, CloneSetBehaviour
 from .podconditions import conditions_list, has_readiness_gate, refresh_ready_condition
@@ -38,7 +38,7 @@ def _finalizers(pod: Mapping[str, Any]) -> list[str]:
 
 def _hook_labels(hook: Hook) -> Mapping[str, str]:
     value = hook.get("labelsHandler")
-    return value if isinstance(value, Mapping) else {}
+    return value if is_mapping(value) else {}
 
 
 def _hook_finalizers(hook: Hook) -> list[str]:
@@ -123,7 +123,7 @@ def _after_update_state(lifecycle: Mapping[str, Any] | None, hook: Hook | None, 
 
 def _node_name(pod: Mapping[str, Any]) -> str:
     spec = pod.get("spec")
-    return str(spec.get("nodeName") or "") if isinstance(spec, Mapping) else ""
+    return str(spec.get("nodeName") or "") if is_mapping(spec) else ""
 
 
 def lifecycle_patch(state: str, now: datetime, hook: Hook | None = None) -> dict[str, Any]:

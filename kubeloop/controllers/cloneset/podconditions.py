@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from kubeloop.api.conditions import find_condition
-from kubeloop.api.meta import format_time
+from kubeloop.api.meta import format_time, is_mapping
 
 
 def conditions_list(pod: dict[str, Any]) -> list[dict[str, Any]]:
@@ -30,7 +30,7 @@ def set_pod_condition(pod: dict[str, Any], condition: dict[str, Any]) -> None:
     """Add ``condition`` or replace the one of its type if the status differs (in place)."""
     conditions = conditions_list(pod)
     for index, existing in enumerate(conditions):
-        if isinstance(existing, Mapping) and existing.get("type") == condition.get("type"):
+        if is_mapping(existing) and existing.get("type") == condition.get("type"):
             if existing.get("status") != condition.get("status"):
                 conditions[index] = condition
             return
@@ -39,8 +39,8 @@ def set_pod_condition(pod: dict[str, Any], condition: dict[str, Any]) -> None:
 
 def readiness_gate_types(pod: Mapping[str, Any]) -> list[str]:
     spec = pod.get("spec")
-    gates = spec.get("readinessGates") if isinstance(spec, Mapping) else None
-    return [str(g.get("conditionType")) for g in gates or () if isinstance(g, Mapping)]
+    gates = spec.get("readinessGates") if is_mapping(spec) else None
+    return [str(g.get("conditionType")) for g in gates or () if is_mapping(g)]
 
 
 def has_readiness_gate(pod: Mapping[str, Any], condition_type: str) -> bool:

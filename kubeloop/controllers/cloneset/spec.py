@@ -12,13 +12,13 @@ from typing import Any
 
 from kubeloop.api import kruise
 from kubeloop.api.intstr import IntOrString
-from kubeloop.api.meta import labels_of
+from kubeloop.api.meta import is_mapping, labels_of
 
 from .options import CloneSetFeatureGates
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if is_mapping(value) else {}
 
 
 def spec_of(cs: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -103,7 +103,7 @@ def grace_period_seconds_of(cs: Mapping[str, Any]) -> int:
 def lifecycle_of(cs: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """``spec.lifecycle`` or ``None`` when unset (upstream distinguishes nil from empty)."""
     value = spec_of(cs).get("lifecycle")
-    return value if isinstance(value, Mapping) else None
+    return value if is_mapping(value) else None
 
 
 def lifecycle_hook(cs: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
@@ -112,7 +112,7 @@ def lifecycle_hook(cs: Mapping[str, Any], name: str) -> Mapping[str, Any] | None
     if lifecycle is None:
         return None
     hook = lifecycle.get(name)
-    return hook if isinstance(hook, Mapping) else None
+    return hook if is_mapping(hook) else None
 
 
 def template_of(cs: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -121,23 +121,23 @@ def template_of(cs: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def volume_claim_templates_of(cs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     templates = spec_of(cs).get("volumeClaimTemplates")
-    return [t for t in templates if isinstance(t, Mapping)] if isinstance(templates, list) else []
+    return [t for t in templates if is_mapping(t)] if isinstance(templates, list) else []
 
 
 def selector_match_labels(cs: Mapping[str, Any]) -> Mapping[str, str]:
     selector = _mapping(spec_of(cs).get("selector"))
     labels = selector.get("matchLabels")
-    return labels if isinstance(labels, Mapping) else {}
+    return labels if is_mapping(labels) else {}
 
 
 def priority_strategy_of(cs: Mapping[str, Any]) -> Mapping[str, Any] | None:
     value = update_strategy_of(cs).get("priorityStrategy")
-    return value if isinstance(value, Mapping) else None
+    return value if is_mapping(value) else None
 
 
 def scatter_strategy_of(cs: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     value = update_strategy_of(cs).get("scatterStrategy")
-    return [t for t in value if isinstance(t, Mapping)] if isinstance(value, list) else []
+    return [t for t in value if is_mapping(t)] if isinstance(value, list) else []
 
 
 def excludes_preparing_delete(cs: Mapping[str, Any], gates: CloneSetFeatureGates) -> bool:

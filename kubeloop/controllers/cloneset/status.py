@@ -13,7 +13,7 @@ from typing import Any
 
 from kubeloop.api import kruise
 from kubeloop.api.conditions import find_condition
-from kubeloop.api.meta import deep_copy, format_time, metadata, parse_time
+from kubeloop.api.meta import deep_copy, format_time, is_mapping, metadata, parse_time
 
 from .diffs import expected_updated_replicas
 from .podstate import equal_to_revision, is_cloneset_pod_available, is_pod_update_ready
@@ -73,7 +73,7 @@ def calculate_status(
     status["expectedUpdatedReplicas"] = (
         expected if expected is not None else old_status.get("expectedUpdatedReplicas", 0)
     )
-    status["conditions"] = [c for c in old_status.get("conditions") or [] if isinstance(c, Mapping)]
+    status["conditions"] = [c for c in old_status.get("conditions") or [] if is_mapping(c)]
     return with_progressing_condition(cs, status, now)
 
 
