@@ -128,6 +128,16 @@ def _path(op: dict[str, Any]) -> str:
     return _string_member(op, "path", f"operation missing path field: {_MISSING}")
 
 
+def _decoded_path(op: dict[str, Any], operation: str, *, with_reason: bool) -> str:
+    """The op's ``path``, or the operation's decode error (upstream words it per operation:
+    some name the reason, others say only that a value is missing)."""
+    try:
+        return _path(op)
+    except _FieldError as exc:
+        detail = str(exc) if with_reason else _MISSING
+        raise _OpError(f"{operation} operation failed to decode path: {detail}") from None
+
+
 def _from(op: dict[str, Any]) -> str:
     return _string_member(op, "from", f"operation, missing from field: {_MISSING}")
 
@@ -230,10 +240,7 @@ def _delete(container: Container, key: str) -> None:
 
 
 def _add(holder: list[Any], op: dict[str, Any]) -> None:
-    try:
-        path = _path(op)
-    except _FieldError:
-        raise _OpError(f"add operation failed to decode path: {_MISSING}") from None
+    path = _decoded_path(op, "add", with_reason=False)
     found = _find(holder, path)
     if found is None:
         raise _OpError(f'add operation does not apply: doc is missing path: "{path}": {_MISSING}')
@@ -244,10 +251,7 @@ def _add(holder: list[Any], op: dict[str, Any]) -> None:
 
 
 def _remove(holder: list[Any], op: dict[str, Any]) -> None:
-    try:
-        path = _path(op)
-    except _FieldError:
-        raise _OpError(f"remove operation failed to decode path: {_MISSING}") from None
+    path = _decoded_path(op, "remove", with_reason=False)
     found = _find(holder, path)
     if found is None:
         raise _OpError(f'remove operation does not apply: doc is missing path: "{path}": {_MISSING}')
@@ -258,10 +262,7 @@ def _remove(holder: list[Any], op: dict[str, Any]) -> None:
 
 
 def _replace(holder: list[Any], op: dict[str, Any]) -> None:
-    try:
-        path = _path(op)
-    except _FieldError as exc:
-        raise _OpError(f"replace operation failed to decode path: {exc}") from None
+    path = _decoded_path(op, "replace", with_reason=True)
     if path == "":
         value = _value(op)
         if not isinstance(value, dict | list):
@@ -296,10 +297,7 @@ def _move(holder: list[Any], op: dict[str, Any]) -> None:
         _delete(container, key)
     except _OpError as exc:
         raise _OpError(f"error in move for path: '{key}': {exc}") from None
-    try:
-        path = _path(op)
-    except _FieldError as exc:
-        raise _OpError(f"move operation failed to decode path: {exc}") from None
+    path = _decoded_path(op, "move", with_reason=True)
     found = _find(holder, path)
     if found is None:
         raise _OpError(f"move operation does not apply: doc is missing destination path: {path}: {_MISSING}")
@@ -321,10 +319,7 @@ def _copy(holder: list[Any], op: dict[str, Any]) -> None:
         value = _get(*found)
     except _OpError as exc:
         raise _OpError(f"error in copy for from: '{source}': {exc}") from None
-    try:
-        path = _path(op)
-    except _FieldError:
-        raise _OpError(f"copy operation failed to decode path: {_MISSING}") from None
+    path = _decoded_path(op, "copy", with_reason=False)
     target = _find(holder, path)
     if target is None:
         raise _OpError(f"copy operation does not apply: doc is missing destination path: {path}: {_MISSING}")
@@ -335,10 +330,7 @@ def _copy(holder: list[Any], op: dict[str, Any]) -> None:
 
 
 def _test(holder: list[Any], op: dict[str, Any]) -> None:
-    try:
-        path = _path(op)
-    except _FieldError as exc:
-        raise _OpError(f"test operation failed to decode path: {exc}") from None
+    path = _decoded_path(op, "test", with_reason=True)
     failed = _OpError(f"testing value {path} failed: test failed")
     expected = op.get("value")
     if path == "":
