@@ -23,7 +23,7 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 DEFAULT_ZONES = ("zone-a", "zone-b", "zone-c")
-KUBELET_VERSION = "v1.28.0"
+KUBELET_VERSION = "v1.33.0"
 
 
 @dataclass(frozen=True)

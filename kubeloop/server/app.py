@@ -192,6 +192,7 @@ class KubeServer:
             crd.install(state)
             bootstrap(state)
             credentials = ensure_credentials(config.data_dir, config.host)
+            state.admin_token = credentials.token
             tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             tls.load_cert_chain(credentials.server_cert, credentials.server_key)
             app = build_app(state, credentials.token, config.ready_check)

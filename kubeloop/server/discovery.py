@@ -1,8 +1,9 @@
 """Discovery documents (``/api``, ``/apis``, group and resource lists) and ``/version``.
 
-Shapes follow the legacy (unaggregated) discovery of kube-apiserver 1.20, which every client
-still accepts; subresource entries (``x/status``, ``x/scale``) are listed because client-go's
-scale client and kopf look them up there.
+Shapes follow kube-apiserver 1.33: the legacy (unaggregated) documents every client accepts,
+with subresource entries (``x/status``, ``x/scale``, ``pods/log``, ...) sorted among the
+resources as upstream lists them, and the aggregated ``apidiscovery.k8s.io/v2`` form in
+:mod:`kubeloop.server.aggregated_discovery`.
 """
 
 from __future__ import annotations
@@ -15,16 +16,22 @@ Obj = dict[str, Any]
 
 VERSION_INFO: Obj = {
     "major": "1",
-    "minor": "20",
-    "gitVersion": "v1.20.0",
-    "gitCommit": "af46c47ce925f4c4ad5cc8d1fca46c7b77d13b38",
-    "gitTreeState": "clean",
-    "buildDate": "2020-12-08T17:51:19Z",
-    "goVersion": "go1.15.5",
+    "minor": "33",
+    "emulationMajor": "1",
+    "emulationMinor": "33",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "32",
+    "gitVersion": "v1.33.0",
+    # Not a build of kube-apiserver: no commit or build date of one is claimed.
+    "gitCommit": "",
+    "gitTreeState": "",
+    "buildDate": "",
+    "goVersion": "",
     "compiler": "gc",
     "platform": "linux/amd64",
 }
-"""``/version``: numbers of the release whose behaviour the server reproduces."""
+"""``/version``: the release whose API and behaviour the server reproduces (1.33; 1.32 clients are
+within the supported skew)."""
 
 
 def api_versions(server_address: str) -> Obj:
@@ -66,10 +73,15 @@ def _resource_entries(info: ResourceInfo) -> list[Obj]:
     if info.status:
         entries.append({"name": f"{info.resource}/status", "singularName": "", "namespaced": info.namespaced,
                         "kind": info.kind, "verbs": list(SUBRESOURCE_VERBS)})
-    if info.group == "" and info.resource == "pods":
-        entries.append({"name": "pods/binding", "singularName": "", "namespaced": True, "kind": "Binding",
-                        "verbs": ["create"]})
-    return entries
+    for sub in info.subresources:
+        entry: Obj = {"name": f"{info.resource}/{sub.name}", "singularName": "", "namespaced": info.namespaced}
+        if sub.group is not None:
+            entry["group"] = sub.group
+            entry["version"] = sub.version
+        entry["kind"] = sub.kind
+        entry["verbs"] = list(sub.verbs)
+        entries.append(entry)
+    return sorted(entries, key=lambda e: str(e["name"]))
 
 
 def api_resource_list(registry: Registry, group: str, version: str) -> Obj:

@@ -18,6 +18,8 @@ from kubeloop.server.handlers.delete import handle_delete, handle_delete_collect
 from kubeloop.server.handlers.patch import handle_patch
 from kubeloop.server.handlers.read import get_object, handle_get, handle_list
 from kubeloop.server.handlers.scale import scale_of
+from kubeloop.server.handlers.subresources import NO_CONTAINERS, evict, no_containers_error
+from kubeloop.server.handlers.virtual import component_status_get, component_status_list, handle_virtual_create
 from kubeloop.server.handlers.write import handle_create, handle_update
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import parse_bool
@@ -69,10 +71,49 @@ def _discovery_document(state: ServerState, request: web.Request, target: Discov
     return discovery.api_resource_list(registry, target.group, target.version)
 
 
+async def _virtual(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    info = target.info
+    method = request.method
+    if method == "GET" and info.resource == "componentstatuses":
+        if target.is_collection:
+            return json_response(component_status_list())
+        return json_response(component_status_get(str(target.name)))
+    if method == "POST" and target.is_collection and not (info.namespaced and target.namespace is None):
+        _require_verb(info, "create")
+        if info.resource == "bindings":
+            return await handle_binding(state, request, target)
+        return await handle_virtual_create(state, request, target)
+    raise _method_not_allowed()
+
+
+async def _other_subresource(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    """Subresources beyond status, scale and binding."""
+    info = target.info
+    sub = info.subresource(str(target.subresource))
+    assert sub is not None, "routing resolved only served subresources"
+    method = request.method
+    verb = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method)
+    if verb not in sub.verbs:
+        raise _method_not_allowed()
+    if sub.name in NO_CONTAINERS:
+        raise no_containers_error(info, target, sub.name)
+    if sub.name == "eviction":
+        return await evict(state, request, target)
+    if method == "GET":
+        return await handle_get(state, request, Target(info, target.namespace, target.name, None))
+    if method == "PUT":
+        return await handle_update(state, request, target)
+    return await handle_patch(state, request, target)
+
+
 async def _resource(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     info = target.info
     method = request.method
     collection = target.is_collection
+    if info.virtual:
+        return await _virtual(state, request, target)
+    if target.subresource not in (None, "status", "scale", "binding"):
+        return await _other_subresource(state, request, target)
     if method == "GET":
         if collection:
             watch = request.query.get("watch")

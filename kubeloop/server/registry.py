@@ -20,6 +20,18 @@ ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "up
 SUBRESOURCE_VERBS = ("get", "patch", "update")
 
 
+@dataclass(frozen=True)
+class Subresource:
+    """A subresource beyond ``status`` and ``scale`` (which :class:`ResourceInfo` flags itself)."""
+
+    name: str
+    kind: str
+    verbs: tuple[str, ...]
+    group: str | None = None
+    """The subresource kind's group when it differs from the resource's (``policy`` Eviction)."""
+    version: str | None = None
+
+
 class Generation(Enum):
     """When ``metadata.generation`` is kept and bumped (per registry strategy upstream)."""
 
@@ -72,6 +84,16 @@ class ResourceInfo:
     """Deletion honours a grace period (pods)."""
     custom: Any = None
     """For custom resources: the :class:`kubeloop.server.crd.CustomResource` validating and pruning them."""
+    subresources: tuple[Subresource, ...] = ()
+    """Other subresources discovery lists (``pods/log``, ``serviceaccounts/token``, ...)."""
+    virtual: bool = False
+    """Never stored: a create is answered from the request (reviews), a read is computed."""
+
+    def subresource(self, name: str) -> Subresource | None:
+        for sub in self.subresources:
+            if sub.name == name:
+                return sub
+        return None
 
     @property
     def api_version(self) -> str:

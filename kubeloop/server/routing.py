@@ -102,6 +102,4 @@ def _has_subresource(info: ResourceInfo, subresource: str) -> bool:
         return info.status
     if subresource == "scale":
         return info.scale is not None
-    if subresource == "binding":
-        return info.group == "" and info.resource == "pods"
-    return False
+    return info.subresource(subresource) is not None

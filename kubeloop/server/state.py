@@ -35,6 +35,8 @@ class ServerState:
     """Called with (old, new) after a CRD is stored or removed, to (re)serve its resources."""
     watchers: set[Watcher] = field(default_factory=set)
     """Open watch streams, closed at shutdown so that no request outlives the server."""
+    admin_token: str = ""
+    """The bearer token of the cluster administrator (token reviews recognise it)."""
 
     _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
 

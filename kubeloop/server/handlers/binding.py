@@ -52,10 +52,17 @@ def _check_binding(binding: Obj, name: str) -> tuple[str, str]:
 
 
 async def handle_binding(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
-    info = target.info
-    name = str(target.name)
+    """``pods/{name}/binding``, or the ``bindings`` resource (the pod named by the Binding itself)."""
     raw = await read_body(request)
     binding = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    if target.info.resource == "bindings":
+        pods = state.registry.lookup("", "v1", "pods")
+        assert pods is not None, "pods are always served"
+        meta = binding.get("metadata")
+        named = meta.get("name") if isinstance(meta, dict) else None
+        target = Target(pods, target.namespace, named if isinstance(named, str) else "", "binding")
+    info = target.info
+    name = str(target.name)
     node, uid = _check_binding(binding, name)
     current = get_object(state, target)
     meta = current["metadata"]

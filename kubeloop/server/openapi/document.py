@@ -25,7 +25,7 @@ PROTOBUF_CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+proto
 """What the server answers protobuf requests with. Never the requested ``...v2@v1.0+protobuf``:
 Go's MIME parser rejects the ``@`` and client-go then fails even on a 200 response."""
 JSON_CONTENT_TYPE = "application/json"
-INFO = {"title": "Kubernetes", "version": "v1.20.0"}
+INFO = {"title": "Kubernetes", "version": "v1.33.0"}
 
 _V2_REF = "#/definitions/"
 _V3_REF = "#/components/schemas/"

@@ -45,7 +45,7 @@ class ServedResource:
     @property
     def list_definition_name(self) -> str | None:
         name = self.definition_name
-        return None if name is None else f"{name}List"
+        return None if name is None or "list" not in self.verbs else f"{name}List"
 
     @property
     def openapi_v3_path(self) -> str:

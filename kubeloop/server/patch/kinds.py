@@ -1,114 +1,112 @@
-"""Strategic-merge metadata of the built-in kinds the embedded server serves.
+"""Strategic-merge metadata of every built-in kind, derived from upstream's schemas.
 
-Restated from the ``patchStrategy`` / ``patchMergeKey`` tags of ``k8s.io/api`` (core/v1,
-apps/v1) and ``metav1.ObjectMeta``; the same data is in the OpenAPI document as
-``x-kubernetes-patch-strategy`` / ``x-kubernetes-patch-merge-key``. Types are built bottom-up
-so that the pod template is one schema shared by Pods, ReplicaSets and Deployments.
+Upstream reads ``patchStrategy`` / ``patchMergeKey`` from the Go struct tags of ``k8s.io/api``;
+the same tags are published in its OpenAPI document as ``x-kubernetes-patch-strategy`` /
+``x-kubernetes-patch-merge-key``, which :mod:`kubeloop.server.kinds.upstream` reads. A
+:class:`PatchSchema` is built per definition, once, on first use; recursive types (the
+``JSONSchemaProps`` of a CRD) share one schema object per definition.
 
-Kinds without any tagged field of their own (ConfigMap, Secret, Event, Lease, Scale, ...) still
-get a schema: strategic merge works for every built-in type, and their metadata has merge
-lists (``ownerReferences``, ``finalizers``). Custom resources have none (:func:`patch_schema_for`
-returns ``None``): kube-apiserver answers their strategic merge patches with 415.
+Every built-in kind has a schema, so strategic merge works for all of them; custom resources
+have none (:func:`patch_schema_for` returns ``None``): kube-apiserver answers their strategic
+merge patches with 415.
 """
 
 from __future__ import annotations
 
-from kubeloop.server.patch.schema import FieldMeta, PatchSchema, merge_list, nested, obj, retain_keys
+import functools
+from collections.abc import Mapping
+from typing import Any
 
-OBJECT_META = obj(
-    ownerReferences=merge_list("uid"),
-    finalizers=merge_list(),
-)
+from kubeloop.server.kinds import upstream
+from kubeloop.server.patch.schema import FieldMeta, PatchSchema
 
-_CONTAINER_FIELDS = {
-    "ports": merge_list("containerPort"),
-    "env": merge_list("name"),
-    "volumeMounts": merge_list("mountPath"),
-    "volumeDevices": merge_list("devicePath"),
-}
-CONTAINER = PatchSchema(_CONTAINER_FIELDS, "struct")
-# EphemeralContainer inlines EphemeralContainerCommon, which repeats the container tags.
-EPHEMERAL_CONTAINER = PatchSchema(_CONTAINER_FIELDS, "struct")
-
-POD_SPEC = obj(
-    volumes=merge_list("name", retain_keys=True),
-    initContainers=merge_list("name", CONTAINER),
-    containers=merge_list("name", CONTAINER),
-    ephemeralContainers=merge_list("name", EPHEMERAL_CONTAINER),
-    imagePullSecrets=merge_list("name"),
-    hostAliases=merge_list("ip"),
-    topologySpreadConstraints=merge_list("topologyKey"),
-    schedulingGates=merge_list("name"),
-    resourceClaims=merge_list("name", retain_keys=True),
-)
-
-POD_STATUS = obj(
-    conditions=merge_list("type"),
-    podIPs=merge_list("ip"),
-    hostIPs=merge_list("ip"),
-    resourceClaimStatuses=merge_list("name", retain_keys=True),
-)
-
-POD_TEMPLATE_SPEC = obj(metadata=nested(OBJECT_META), spec=nested(POD_SPEC))
-
-_CONDITIONS_STATUS = obj(conditions=merge_list("type"))
+_REF = "#/definitions/"
+_VERSION_PREFERENCE = ("v1", "v2")
 
 
-def _kind(**fields: FieldMeta) -> PatchSchema:
-    """A top-level kind: metadata plus the given fields."""
-    return PatchSchema({"metadata": nested(OBJECT_META), **fields})
+def _definition_of(schema: Mapping[str, Any]) -> str | None:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_REF):
+        return ref[len(_REF):]
+    return None
 
 
-POD = _kind(spec=nested(POD_SPEC), status=nested(POD_STATUS))
+class _Builder:
+    """Builds the schema of each definition once; a definition under construction is reused as is."""
 
-DEPLOYMENT = _kind(
-    spec=nested(obj(template=nested(POD_TEMPLATE_SPEC), strategy=retain_keys())),
-    status=nested(_CONDITIONS_STATUS),
-)
+    def __init__(self) -> None:
+        self._built: dict[str, PatchSchema] = {}
 
-REPLICA_SET = _kind(spec=nested(obj(template=nested(POD_TEMPLATE_SPEC))), status=nested(_CONDITIONS_STATUS))
+    def schema(self, name: str) -> PatchSchema:
+        found = self._built.get(name)
+        if found is not None:
+            return found
+        fields: dict[str, FieldMeta] = {}
+        result = PatchSchema(name="struct")
+        self._built[name] = result
+        properties = upstream.definitions()[name].get("properties") or {}
+        for field_name, prop in properties.items():
+            meta = self._field(prop)
+            if meta is not None:
+                fields[field_name] = meta
+        # Filled in place so that recursive references see the finished schema.
+        result.fields_mut().update(fields)
+        return result
 
-NODE = _kind(
-    spec=nested(obj(podCIDRs=merge_list())),
-    status=nested(obj(conditions=merge_list("type"), addresses=merge_list("type"))),
-)
+    def _value_schema(self, prop: Mapping[str, Any]) -> PatchSchema | None:
+        """The object type a property leads to (through a list's items), ``None`` for scalars and maps."""
+        target = prop.get("items") if prop.get("type") == "array" else prop
+        if not isinstance(target, Mapping):
+            return None
+        name = _definition_of(target)
+        if name is None or not upstream.definitions()[name].get("properties"):
+            return None
+        return self.schema(name)
 
-NAMESPACE = _kind(status=nested(_CONDITIONS_STATUS))
+    def _field(self, prop: Mapping[str, Any]) -> FieldMeta | None:
+        strategy = prop.get("x-kubernetes-patch-strategy")
+        schema = self._value_schema(prop)
+        if isinstance(strategy, str) and strategy:
+            merge_key = prop.get("x-kubernetes-patch-merge-key")
+            return FieldMeta(tuple(strategy.split(",")), merge_key if isinstance(merge_key, str) else "",
+                             schema if schema is not None else PatchSchema(name="struct"))
+        if schema is None:
+            return None
+        return FieldMeta(schema=schema)
 
-PERSISTENT_VOLUME_CLAIM = _kind(status=nested(_CONDITIONS_STATUS))
 
-SERVICE_ACCOUNT = _kind(secrets=merge_list("name"))
+@functools.cache
+def _builder() -> _Builder:
+    return _Builder()
 
-# Kinds whose only tagged fields are in their metadata. ControllerRevision ``data`` is raw JSON
-# (``runtime.RawExtension``): it merges like a plain map.
-METADATA_ONLY = _kind()
 
-_SCHEMAS: dict[tuple[str, str], PatchSchema] = {
-    ("", "Pod"): POD,
-    ("apps", "Deployment"): DEPLOYMENT,
-    ("apps", "ReplicaSet"): REPLICA_SET,
-    ("apps", "ControllerRevision"): METADATA_ONLY,
-    ("", "Node"): NODE,
-    ("", "Namespace"): NAMESPACE,
-    ("", "PersistentVolumeClaim"): PERSISTENT_VOLUME_CLAIM,
-    ("", "ServiceAccount"): SERVICE_ACCOUNT,
-    ("", "Event"): METADATA_ONLY,
-    ("events.k8s.io", "Event"): METADATA_ONLY,
-    ("", "ConfigMap"): METADATA_ONLY,
-    ("", "Secret"): METADATA_ONLY,
-    ("coordination.k8s.io", "Lease"): METADATA_ONLY,
-    ("autoscaling", "Scale"): METADATA_ONLY,
-    # CRDs are a built-in type of the apiextensions server; their fields carry no merge tags.
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): METADATA_ONLY,
-}
+@functools.cache
+def _by_group_kind() -> Mapping[tuple[str, str], str]:
+    index: dict[tuple[str, str], tuple[int, str]] = {}
+    for name, schema in upstream.definitions().items():
+        for entry in schema.get(upstream.GVK_EXTENSION, ()):
+            version = entry["version"]
+            rank = _VERSION_PREFERENCE.index(version) if version in _VERSION_PREFERENCE else len(_VERSION_PREFERENCE)
+            key = (entry["group"], entry["kind"])
+            if key not in index or rank < index[key][0]:
+                index[key] = (rank, name)
+    return {key: name for key, (_, name) in index.items()}
 
 
 def patch_schema_for(group: str, kind: str) -> PatchSchema | None:
     """The strategic-merge schema of a built-in kind, ``None`` for kinds without one (custom
     resources), which kube-apiserver serves without strategic merge (415)."""
-    return _SCHEMAS.get((group, kind))
+    name = _by_group_kind().get((group, kind))
+    if name is None:
+        return None
+    return _builder().schema(name)
+
+
+def definition_schema(name: str) -> PatchSchema:
+    """The strategic-merge schema of one upstream definition (``io.k8s.api.core.v1.PodSpec``)."""
+    return _builder().schema(name)
 
 
 def kinds_with_schema() -> list[tuple[str, str]]:
     """Every ``(group, kind)`` that has a schema, for discovery and tests."""
-    return sorted(_SCHEMAS)
+    return sorted(_by_group_kind())

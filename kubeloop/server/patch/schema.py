@@ -36,6 +36,10 @@ class PatchSchema:
     def fields(self) -> Mapping[str, FieldMeta]:
         return self._fields
 
+    def fields_mut(self) -> dict[str, FieldMeta]:
+        """The field table itself, for builders that fill a schema after creating it (recursion)."""
+        return self._fields
+
     def extended(self, fields: Mapping[str, FieldMeta]) -> PatchSchema:
         """A copy with ``fields`` added or overriding, e.g. a kind's ``spec`` on top of metadata."""
         return PatchSchema({**self._fields, **fields}, self.name)

@@ -34,7 +34,7 @@ def test_public_endpoints_need_no_token(cluster: Cluster, path: str) -> None:
     status, _, body = cluster.raw("GET", path, auth=False)
     assert status == 200
     if path == "/version":
-        assert orjson.loads(body)["gitVersion"] == "v1.20.0"
+        assert orjson.loads(body)["gitVersion"] == "v1.33.0"
 
 
 @pytest.mark.parametrize("header", [None, "Bearer wrong", "Basic abc"])

@@ -1,87 +1,37 @@
-"""Our own OpenAPI definitions of every built-in kind the server serves.
+"""The OpenAPI definitions of every built-in kind: upstream's, as published for Kubernetes 1.33.
 
 :data:`BUILTIN_DEFINITIONS` maps upstream's definition names (``io.k8s.api.apps.v1.Deployment``)
-to Swagger 2.0 schemas; :func:`builtin_definition_name` finds the one for a served kind.
-Custom resources get theirs from their CRD (:mod:`kubeloop.server.openapi.crd_definitions`).
+to Swagger 2.0 schemas, with upstream's descriptions, formats and vendor extensions; they are read
+from the pinned ``kubernetes-validate`` package by :mod:`kubeloop.server.kinds.upstream`.
+:func:`builtin_definition_name` finds the one for a served kind. Custom resources get theirs from
+their CRD (:mod:`kubeloop.server.openapi.crd_definitions`).
 """
 
 from __future__ import annotations
 
-from types import MappingProxyType
+from collections.abc import Mapping
 
-from kubeloop.server.openapi.definitions import (
-    apiextensions,
-    apps_and_more,
-    core_containers,
-    core_kinds,
-    core_pods,
-    core_volumes,
-    meta,
-)
-from kubeloop.server.openapi.dsl import (
-    APIEXTENSIONS,
-    APPS,
-    AUTOSCALING,
-    COORDINATION,
-    CORE,
-    EVENTS,
-    GVK_EXTENSION,
-    Schema,
-    gvk,
-    list_definition,
-)
-
-GROUP_PREFIXES: dict[str, str] = {
-    "": CORE,
-    "apps": APPS,
-    "autoscaling": AUTOSCALING,
-    "coordination.k8s.io": COORDINATION,
-    "events.k8s.io": EVENTS,
-    "apiextensions.k8s.io": APIEXTENSIONS,
-}
-"""Definition-name prefix of each built-in group (all served at version v1)."""
-
-_LISTED_KINDS = (
-    ("", "Pod"), ("", "Namespace"), ("", "Node"), ("", "Event"), ("", "ConfigMap"), ("", "Secret"),
-    ("", "PersistentVolumeClaim"), ("", "ServiceAccount"), ("apps", "Deployment"), ("apps", "ReplicaSet"),
-    ("apps", "ControllerRevision"), ("coordination.k8s.io", "Lease"), ("events.k8s.io", "Event"),
-)
+from kubeloop.server.kinds import upstream
+from kubeloop.server.openapi.dsl import Schema
 
 
-def _lists() -> dict[str, Schema]:
-    lists: dict[str, Schema] = {}
-    for group, kind in _LISTED_KINDS:
-        prefix = GROUP_PREFIXES[group]
-        lists[f"{prefix}{kind}List"] = list_definition(
-            prefix + kind, f"A list of {kind} objects.", gvk(group, "v1", f"{kind}List"))
-    return lists
+class _Definitions(Mapping[str, Schema]):
+    """A read-only view loaded on first use (the schemas cost 0.2 s to read: not at import)."""
+
+    def __getitem__(self, name: str) -> Schema:
+        return upstream.definitions()[name]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(upstream.definitions())
+
+    def __len__(self) -> int:
+        return len(upstream.definitions())
 
 
-def _all() -> dict[str, Schema]:
-    merged: dict[str, Schema] = {}
-    for module in (meta, core_pods, core_containers, core_volumes, core_kinds, apps_and_more, apiextensions):
-        overlap = merged.keys() & module.DEFINITIONS.keys()
-        assert not overlap, f"defined twice: {sorted(overlap)}"
-        merged.update(module.DEFINITIONS)
-    merged.update(_lists())
-    return dict(sorted(merged.items()))
-
-
-BUILTIN_DEFINITIONS: MappingProxyType[str, Schema] = MappingProxyType(_all())
+BUILTIN_DEFINITIONS: Mapping[str, Schema] = _Definitions()
 """Every built-in definition by name; shared, so never mutate a schema taken from it."""
 
 
-def _index_by_kind() -> dict[tuple[str, str, str], str]:
-    index: dict[tuple[str, str, str], str] = {}
-    for name, schema in BUILTIN_DEFINITIONS.items():
-        for entry in schema.get(GVK_EXTENSION, ()):
-            index.setdefault((entry["group"], entry["version"], entry["kind"]), name)
-    return index
-
-
-_BY_KIND = _index_by_kind()
-
-
 def builtin_definition_name(group: str, version: str, kind: str) -> str | None:
-    """The definition of a built-in group-version-kind, ``None`` when we define none."""
-    return _BY_KIND.get((group, version, kind))
+    """The definition of a built-in group-version-kind, ``None`` when upstream has none."""
+    return upstream.definition_name(group, version, kind)

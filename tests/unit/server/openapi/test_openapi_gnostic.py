@@ -63,7 +63,8 @@ def _supports_dry_run(message: Any, group: str, version: str, kind: str) -> bool
     return None
 
 
-@pytest.mark.parametrize("served", SERVED, ids=lambda s: f"{s.group or 'core'}/{s.kind}")
+@pytest.mark.parametrize("served", [s for s in SERVED if "patch" in s.verbs],
+                         ids=lambda s: f"{s.group or 'core'}/{s.kind}")
 def test_dry_run_verifier_finds_every_kind(encoded: bytes, served: Any) -> None:
     message: Any = Document()
     message.ParseFromString(encoded)

@@ -109,8 +109,9 @@ async def test_explain_reads_our_schema(kubectl: Kubectl, server: FakeApiServer,
     config = server.kubeconfig(tmp_path)
     result = await run_kubectl(kubectl, config, tmp_path, "explain", "deployment.spec.strategy")
     assert result.returncode == 0, result.stderr
-    assert "How existing pods are replaced by new ones." in result.stdout
-    assert "rollingUpdate" in result.stdout and "Recreate or RollingUpdate (the default)." in result.stdout
+    # Upstream's descriptions (kubectl wraps them): the field's, then its members'.
+    assert "The deployment strategy to use to replace existing pods with new ones." in " ".join(result.stdout.split())
+    assert "rollingUpdate" in result.stdout and 'Can be "Recreate" or "RollingUpdate"' in result.stdout
     header = "RESOURCE: strategy <Object>" if kubectl.minor < 27 else "FIELD: strategy <DeploymentStrategy>"
     assert header in result.stdout
 

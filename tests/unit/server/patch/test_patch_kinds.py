@@ -6,9 +6,14 @@ from typing import Any
 
 import pytest
 
+from kubeloop.server.builtins import BUILTIN_RESOURCES
 from kubeloop.server.patch import PatchSchema, apply_strategic_merge_patch, kinds_with_schema, patch_schema_for
-from kubeloop.server.patch.kinds import POD_SPEC, POD_TEMPLATE_SPEC
+from kubeloop.server.patch.kinds import definition_schema
 from kubeloop.server.patch.schema import MERGE, RETAIN_KEYS
+
+SERVED_KINDS = sorted({(info.group, info.kind) for info in BUILTIN_RESOURCES if "patch" in info.verbs})
+POD_SPEC = definition_schema("io.k8s.api.core.v1.PodSpec")
+POD_TEMPLATE_SPEC = definition_schema("io.k8s.api.core.v1.PodTemplateSpec")
 
 
 def schema(group: str, kind: str) -> PatchSchema:
@@ -150,7 +155,7 @@ def test_metadata_finalizers_and_owner_references() -> None:
             "labels": {"app": None, "tier": "front"},
         }
     }
-    for group, kind in kinds_with_schema():
+    for group, kind in SERVED_KINDS:
         result = apply_strategic_merge_patch(deployment(), patch, schema(group, kind))
         meta = result["metadata"]
         assert meta["finalizers"] == ["example.com/b"], kind

@@ -1,0 +1,49 @@
+"""Pod subresources that need a container runtime, and ``pods/{name}/eviction``.
+
+The simulated kubelet runs no processes, so ``exec``, ``attach``, ``portforward``, ``proxy``
+and ``log`` cannot stream anything: they answer a Status that says so, naming the pod, instead
+of a misleading 404. An eviction deletes the pod with the Eviction's ``deleteOptions`` and
+answers upstream's ``201`` Success Status (``pkg/registry/core/pod/storage/eviction.go``);
+PodDisruptionBudgets are not consulted (no disruption controller keeps their status here).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from kubeloop.api.status import ApiError, bad_request_error
+from kubeloop.server.handlers.common import json_response, read_body
+from kubeloop.server.handlers.read import get_object
+from kubeloop.server.objects import delete_object
+from kubeloop.server.registry import ResourceInfo
+from kubeloop.server.requests import decode_document, delete_options, require_object
+from kubeloop.server.routing import Target
+from kubeloop.server.state import ServerState
+
+NO_CONTAINERS = frozenset({"attach", "exec", "portforward", "proxy", "log"})
+
+
+def no_containers_error(info: ResourceInfo, target: Target, subresource: str) -> ApiError:
+    """The answer of a streaming subresource: there is no container to stream from."""
+    what = f"{info.resource}/{subresource}"
+    name = target.name or ""
+    return ApiError(400, "BadRequest",
+                    f"{what} is not available for {info.singular} {name!r}: kubeloop's simulated kubelet runs no "
+                    "containers", {"name": name, "kind": info.resource})
+
+
+async def evict(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    raw = await read_body(request)
+    eviction: dict[str, Any] = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    meta = eviction.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if name not in (None, "", target.name):
+        raise bad_request_error(f"name in URL does not match name in Eviction object: {name}")
+    pod_target = Target(target.info, target.namespace, target.name, None)
+    current = get_object(state, pod_target)
+    options = delete_options(eviction.get("deleteOptions"), {}, [])
+    delete_object(state, target.info, current, options)
+    return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
+                         201)

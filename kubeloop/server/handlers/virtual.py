@@ -1,0 +1,88 @@
+"""Kinds that are answered, never stored: reviews and component statuses.
+
+kube-apiserver computes these per request (``pkg/registry/authentication/tokenreview``,
+``selfsubjectreview``, ``pkg/registry/authorization/*accessreview``, ``selfsubjectrulesreview``,
+``pkg/registry/core/componentstatus``). This server authenticates one identity, the cluster
+administrator of its kubeconfig (in group ``system:masters``), and lets it do everything, so a
+review answers what an ``AlwaysAllow`` authorizer answers; a token review recognises that one
+token. The answers change when the server grows RBAC.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from aiohttp import web
+
+from kubeloop.api.status import bad_request_error, not_found_error
+from kubeloop.server.handlers.common import check_type, json_response, metadata_of, read_body
+from kubeloop.server.requests import decode_document, require_object
+from kubeloop.server.routing import Target
+from kubeloop.server.state import ServerState
+
+Obj = dict[str, Any]
+
+ADMIN_USER = {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]}
+"""Who the kubeconfig's bearer token authenticates as."""
+
+COMPONENTS = ("controller-manager", "scheduler", "etcd-0")
+"""What ``componentstatuses`` lists (the same names as upstream's, all healthy: they run in-process)."""
+
+_SUBJECT_REVIEWS = frozenset({"SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectAccessReview"})
+
+
+def _review_status(state: ServerState, kind: str, spec: Obj) -> Obj:
+    if kind in _SUBJECT_REVIEWS:
+        return {"allowed": True}
+    if kind == "SelfSubjectRulesReview":
+        if not spec.get("namespace"):
+            raise bad_request_error("no namespace on request")
+        return {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
+    if kind == "SelfSubjectReview":
+        return {"userInfo": dict(ADMIN_USER)}
+    if kind == "TokenReview":
+        token = spec.get("token")
+        if not isinstance(token, str) or not token:
+            raise bad_request_error("token is required")
+        if state.admin_token and hmac.compare_digest(token.encode(), state.admin_token.encode()):
+            return {"authenticated": True, "user": dict(ADMIN_USER), "audiences": list(spec.get("audiences") or [])}
+        return {"user": {}}
+    raise bad_request_error(f"{kind} cannot be created")
+
+
+async def handle_virtual_create(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    """A review: the request with its ``status`` filled in, answered with 201 and stored nowhere."""
+    info = target.info
+    raw = await read_body(request)
+    obj = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    check_type(info, obj)
+    meta = metadata_of(obj)
+    if info.namespaced:
+        namespace = target.namespace or ""
+        spec_namespace = (obj.get("spec") or {}).get("resourceAttributes", {}).get("namespace")
+        if spec_namespace != namespace:
+            raise bad_request_error(f"spec.resourceAttributes.namespace must match namespace: {namespace}")
+        meta["namespace"] = namespace
+    meta.setdefault("creationTimestamp", None)
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    assert isinstance(spec, dict)
+    obj["status"] = _review_status(state, info.kind, spec)
+    return json_response(obj, 201)
+
+
+def _component(name: str) -> Obj:
+    return {"kind": "ComponentStatus", "apiVersion": "v1", "metadata": {"name": name},
+            "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]}
+
+
+def component_status_get(name: str) -> Obj:
+    if name not in COMPONENTS:
+        raise not_found_error("componentstatuses", "", name)
+    return _component(name)
+
+
+def component_status_list() -> Obj:
+    return {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {},
+            "items": [_component(name) for name in COMPONENTS]}

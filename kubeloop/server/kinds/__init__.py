@@ -1,0 +1,1 @@
+"""Facts about the built-in kinds that come from upstream's published schemas."""
