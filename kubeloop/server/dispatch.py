@@ -10,7 +10,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from kubeloop.api.status import ApiError, method_not_allowed_error, not_acceptable_error
-from kubeloop.server import discovery
+from kubeloop.server import aggregated_discovery, discovery
 from kubeloop.server.admission.cloneset import CURRENT_POD_READER
 from kubeloop.server.handlers.binding import handle_binding
 from kubeloop.server.handlers.common import json_response
@@ -56,6 +56,13 @@ async def dispatch(state: ServerState, request: web.Request) -> web.StreamRespon
     if isinstance(target, DiscoveryTarget):
         if request.method != "GET":
             raise _method_not_allowed()
+        aggregated = aggregated_discovery.requested_version(request.headers.get("Accept"))
+        if aggregated is not None and target.group is None:
+            response = json_response(aggregated_discovery.group_discovery_list(state.registry, target.legacy,
+                                                                               aggregated))
+            response.content_type = "application/json"
+            response.headers["Content-Type"] = aggregated_discovery.content_type(aggregated)
+            return response
         return json_response(_discovery_document(state, request, target))
     return await _resource(state, request, target)
 

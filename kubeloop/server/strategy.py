@@ -15,6 +15,7 @@ from typing import Any
 
 from kubeloop.api.meta import deep_copy
 from kubeloop.api.status import FieldError, forbidden, go_value
+from kubeloop.server.kinds.decode import initial_status
 from kubeloop.server.registry import Generation, ResourceInfo
 
 Obj = dict[str, Any]
@@ -72,6 +73,10 @@ def prepare_for_create(info: ResourceInfo, obj: Obj, now: str) -> None:
         meta["generation"] = 1
     if info.status:
         obj.pop(_STATUS_KEY, None)
+        if info.custom is None:
+            status = initial_status(info.group, info.version, info.kind)
+            if status is not None:
+                obj[_STATUS_KEY] = status
     if info.kind == "Pod" and info.group == "":
         obj[_STATUS_KEY] = {"phase": "Pending", "qosClass": pod_qos_class(obj)}
     if info.kind == "Namespace" and info.group == "":

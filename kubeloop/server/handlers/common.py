@@ -6,6 +6,7 @@ yielding to the event loop, so read-check-write against the (synchronous) store 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -20,6 +21,7 @@ from kubeloop.api.status import (
     too_large_error,
 )
 from kubeloop.server.apply import UPDATE, Manager, manager_from_user_agent
+from kubeloop.server.kinds.decode import BODY, decode_object, field_validation, warning_headers
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import MAX_BODY_BYTES, dry_run_values
 from kubeloop.server.routing import Target
@@ -30,8 +32,22 @@ Obj = dict[str, Any]
 JSON_CONTENT_TYPE = "application/json"
 
 
-def json_response(body: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(body), status=status, content_type=JSON_CONTENT_TYPE)
+def json_response(body: Any, status: int = 200, warnings: Sequence[str] = ()) -> web.Response:
+    response = web.Response(body=orjson.dumps(body), status=status, content_type=JSON_CONTENT_TYPE)
+    for value in warning_headers(list(warnings)):
+        response.headers.add("Warning", value)
+    return response
+
+
+def decode_typed(info: ResourceInfo, obj: Obj, request: web.Request, *, kind: str | None = None,
+                 group: str | None = None, version: str | None = None, source: str = BODY) -> list[str]:
+    """Decode a built-in object as kube-apiserver decodes it into its Go type (see
+    :mod:`kubeloop.server.kinds.decode`); returns the warnings to send. Custom resources are
+    pruned by their own schema elsewhere."""
+    if info.custom is not None:
+        return []
+    return decode_object(group if group is not None else info.group, version or info.version, kind or info.kind,
+                         obj, field_validation(request.query), source)
 
 
 async def read_body(request: web.Request) -> bytes:

@@ -25,6 +25,7 @@ from kubeloop.server.apply import (
 )
 from kubeloop.server.handlers.common import (
     check_type,
+    decode_typed,
     is_dry_run,
     json_response,
     metadata_of,
@@ -34,6 +35,8 @@ from kubeloop.server.handlers.common import (
 from kubeloop.server.handlers.read import present
 from kubeloop.server.handlers.scale import apply_scale, scale_of
 from kubeloop.server.handlers.write import check_identity
+from kubeloop.server.kinds.decode import APPLY as APPLY_CONFIGURATION
+from kubeloop.server.kinds.decode import PATCH
 from kubeloop.server.objects import create_object, shape_of, update_object
 from kubeloop.server.patch import (
     PatchError,
@@ -100,30 +103,36 @@ async def handle_patch(state: ServerState, request: web.Request, target: Target)
     current = state.storage.get(info.resource_type, target.namespace or "", name)
     if patch_type == APPLY_PATCH and target.subresource is None:
         applier = require_field_manager(request.query.get("fieldManager"))
-        return _apply(state, target, current, patch, applier, request.query.get("force") == "true", dry_run)
+        return _apply(state, target, current, patch, applier, request.query.get("force") == "true", dry_run,
+                      request)
     if current is None:
         raise not_found_error(info.resource, info.group, name)
     if target.subresource == "scale":
         # A Scale has no lists, so a strategic merge patch of it is a plain merge patch.
         scale_patch_type = JSON_PATCH if patch_type == JSON_PATCH else MERGE_PATCH
         scale = apply_patch(info, scale_patch_type, scale_of(info, current), patch)
+        warnings = decode_typed(info, scale, request, group="autoscaling", version="v1", kind="Scale", source=PATCH)
         return json_response(apply_scale(state, info, current, scale, name, dry_run,
-                                         update_manager(request, target, current.get("apiVersion"))))
+                                         update_manager(request, target, current.get("apiVersion"))), 200, warnings)
     patched = apply_patch(info, patch_type, copy_object(current), patch)
     if not isinstance(patched, dict):
         raise bad_request_error("the patched object must be a JSON object")
     check_type(info, patched, api_version=current.get("apiVersion") if info.custom is not None else None)
+    metadata_of(patched)
+    warnings = decode_typed(info, patched, request, source=PATCH)
     check_identity(info, target, patched, current)
     stored = update_object(state, info, patched, current, status=target.subresource == "status", dry_run=dry_run,
                            manager=update_manager(request, target, patched.get("apiVersion")))
-    return json_response(present(info, stored))
+    return json_response(present(info, stored), 200, warnings)
 
 
 def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj, applier: str, force: bool,
-           dry_run: bool) -> web.StreamResponse:
+           dry_run: bool, request: web.Request) -> web.StreamResponse:
     """Server-side apply of ``config`` by ``applier``: create ``current`` when missing, else merge into it."""
     info = target.info
     check_type(info, config, api_version=current.get("apiVersion") if current and info.custom is not None else None)
+    metadata_of(config)
+    warnings = decode_typed(info, config, request, source=APPLY_CONFIGURATION)
     manager = Manager(applier, APPLY, str(config["apiVersion"]))
     meta = metadata_of(config)
     if meta.get("name") not in (None, "", target.name):
@@ -140,10 +149,10 @@ def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj,
     check_type(info, obj, api_version=manager.api_version)
     if current is not None:
         stored = update_object(state, info, obj, current, status=False, dry_run=dry_run)
-        return json_response(present(info, stored))
+        return json_response(present(info, stored), 200, warnings)
     new_meta = metadata_of(obj)
     new_meta["name"] = target.name
     if info.namespaced:
         new_meta["namespace"] = target.namespace
     stored = create_object(state, info, obj, dry_run)
-    return json_response(present(info, stored), 201)
+    return json_response(present(info, stored), 201, warnings)

@@ -11,6 +11,7 @@ from kubeloop.server.handlers.common import (
     apply_namespace,
     check_name,
     check_type,
+    decode_typed,
     expected_revision,
     is_dry_run,
     json_response,
@@ -35,12 +36,14 @@ async def handle_create(state: ServerState, request: web.Request, target: Target
     dry_run = is_dry_run(request)
     obj = require_object(decode_document(raw, request.headers.get("Content-Type")))
     check_type(info, obj)
+    metadata_of(obj)
+    warnings = decode_typed(info, obj, request)
     meta = metadata_of(obj)
     if meta.get("resourceVersion"):
         raise bad_request_error("resourceVersion should not be set on objects to be created")
     apply_namespace(target, meta)
     stored = create_object(state, info, obj, dry_run, update_manager(request, target, obj.get("apiVersion")))
-    return json_response(present(info, stored), 201)
+    return json_response(present(info, stored), 201, warnings)
 
 
 def check_identity(info: ResourceInfo, target: Target, obj: Obj, current: Obj) -> None:
@@ -64,10 +67,13 @@ async def handle_update(state: ServerState, request: web.Request, target: Target
     obj = require_object(decode_document(raw, request.headers.get("Content-Type")))
     current = get_object(state, target)
     if target.subresource == "scale":
+        warnings = decode_typed(info, obj, request, group="autoscaling", version="v1", kind="Scale")
         return json_response(apply_scale(state, info, current, obj, str(target.name), dry_run,
-                                         update_manager(request, target, current.get("apiVersion"))))
+                                         update_manager(request, target, current.get("apiVersion"))), 200, warnings)
     check_type(info, obj)
+    metadata_of(obj)
+    warnings = decode_typed(info, obj, request)
     check_identity(info, target, obj, current)
     stored = update_object(state, info, obj, current, status=target.subresource == "status", dry_run=dry_run,
                            manager=update_manager(request, target, obj.get("apiVersion")))
-    return json_response(present(info, stored))
+    return json_response(present(info, stored), 200, warnings)

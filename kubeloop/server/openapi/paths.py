@@ -43,9 +43,13 @@ _PRETTY = _query("pretty", "string", "Indent the JSON output.")
 _DRY_RUN = _query("dryRun", "string", "All: validate and admit the request without persisting it.")
 _FIELD_MANAGER = _query("fieldManager", "string", "The name of the actor making the change, for field ownership.")
 _FORCE = _query("force", "boolean", "Apply requests only: take over fields other managers own.")
-# No fieldValidation parameter: kube-apiserver 1.20 (whose behaviour we serve) had none, and
-# kubectl 1.25+ seeing one would leave unknown-field checks to the server instead of its client.
+_FIELD_VALIDATION = _query("fieldValidation", "string",
+                           "Ignore, Warn (the default) or Strict: what happens to fields the kind does not declare.")
+# Built-in kinds are decoded strictly by the server, so their writes declare fieldValidation:
+# kubectl 1.25+ then leaves unknown-field checks to the server. Custom resources are pruned
+# without strict errors here, so kubectl keeps checking them on its side.
 _WRITE = [_DRY_RUN, _FIELD_MANAGER]
+_BUILTIN_WRITE = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
 _LIST = [
     _query("allowWatchBookmarks", "boolean", "Watch only: ask for BOOKMARK events."),
     _query("continue", "string", "The token of the next page of a limited list."),
@@ -98,7 +102,7 @@ def _responses(schema_name: str, *codes: str) -> dict[str, Any]:
 class _Builder:
     """Operations of one resource; ``operation`` fills in what every operation shares."""
 
-    def __init__(self, served: ServedResource, definition: str, list_definition: str) -> None:
+    def __init__(self, served: ServedResource, definition: str, list_definition: str | None) -> None:
         self.served = served
         self.definition = definition
         self.list_definition = list_definition
@@ -136,17 +140,21 @@ class _Builder:
             item["get"] = self.operation("read", "get", op_id, schema_name, ("200",), [], kind)
         if "update" in verbs:
             item["put"] = self.operation("replace", "put", op_id, schema_name, ("200", "201"),
-                                         [_body(schema_name), *_WRITE], kind)
+                                         [_body(schema_name), *self.write_parameters], kind)
         if "patch" in verbs:
             item["patch"] = self.operation("patch", "patch", op_id, schema_name, ("200", "201"),
-                                           [_body(META + "Patch"), *_WRITE, _FORCE], kind)
+                                           [_body(META + "Patch"), *self.write_parameters, _FORCE], kind)
         return item
+
+    @property
+    def write_parameters(self) -> list[Schema]:
+        return _WRITE if self.served.custom else _BUILTIN_WRITE
 
 
 def resource_paths(served: ServedResource) -> dict[str, Schema]:
     """Path items of ``served`` keyed by URL template; empty for a kind without a definition."""
     definition, list_definition = served.definition_name, served.list_definition_name
-    if definition is None or list_definition is None:
+    if definition is None or (list_definition is None and "list" in served.verbs):
         return {}
     build = _Builder(served, definition, list_definition)
     verbs = served.verbs
@@ -159,12 +167,12 @@ def resource_paths(served: ServedResource) -> dict[str, Schema]:
     paths: dict[str, Schema] = {}
 
     collection: Schema = {}
-    if "list" in verbs:
+    if list_definition is not None:
         collection["get"] = build.operation("list", "list", f"{scope}{served.kind}", list_definition, ("200",),
                                             list(_LIST))
     if "create" in verbs:
         collection["post"] = build.operation("create", "post", f"{scope}{served.kind}", definition,
-                                             ("200", "201", "202"), [_body(definition), *_WRITE])
+                                             ("200", "201", "202"), [_body(definition), *build.write_parameters])
     if "deletecollection" in verbs:
         collection["delete"] = build.operation("deletecollection", "deletecollection", f"{scope}{served.kind}",
                                                META + "Status", ("200",),
@@ -181,7 +189,7 @@ def resource_paths(served: ServedResource) -> dict[str, Schema]:
         item["parameters"] = name_params
         paths[f"{collection_url}/{{name}}"] = item
 
-    if served.namespaced and "list" in verbs:
+    if served.namespaced and list_definition is not None:
         paths[f"{base}/{served.resource}"] = {
             "get": build.operation("list", "list", f"{served.kind}ForAllNamespaces", list_definition, ("200",),
                                    list(_LIST)),
