@@ -27,6 +27,7 @@ from kubeloop.server import crd
 from kubeloop.server.admission.cloneset import register_cloneset_admission
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
+from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
@@ -67,7 +68,7 @@ class ServerConfig:
 
 
 def error_response(error: ApiError) -> web.Response:
-    return web.Response(body=orjson.dumps(error.status()), status=error.code, content_type="application/json",
+    return web.Response(body=encode_json(error.status()), status=error.code, content_type="application/json",
                         headers=error.headers or None)
 
 
@@ -102,7 +103,9 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     if path in ("/healthz", "/livez"):
         return web.Response(text="ok", content_type="text/plain")
     if path in ("/version", "/version/"):
-        return web.Response(body=orjson.dumps(VERSION_INFO), content_type="application/json")
+        # Upstream writes /version with WriteRawJSON: indented by two spaces, no final newline.
+        return web.Response(body=orjson.dumps(VERSION_INFO, option=orjson.OPT_INDENT_2),
+                            content_type="application/json")
     if openapi_http.is_openapi_path(path):
         if request.method != "GET":
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from aiohttp import web
 
 from kubeloop.api.status import (
@@ -20,6 +19,7 @@ from kubeloop.api.status import (
     too_large_error,
 )
 from kubeloop.server.apply import UPDATE, Manager, manager_from_user_agent
+from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import MAX_BODY_BYTES, dry_run_values
 from kubeloop.server.routing import Target
@@ -31,7 +31,8 @@ JSON_CONTENT_TYPE = "application/json"
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(body), status=status, content_type=JSON_CONTENT_TYPE)
+    """``body`` as JSON, newline-terminated as Go's encoder writes it."""
+    return web.Response(body=encode_json(body), status=status, content_type=JSON_CONTENT_TYPE)
 
 
 async def read_body(request: web.Request) -> bytes:
