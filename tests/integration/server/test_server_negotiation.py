@@ -183,3 +183,10 @@ def test_version_and_health_bodies_are_as_upstream_writes_them(cluster: Cluster)
     assert body.startswith(b'{\n  "major": ') and body.endswith(b"}")
     _, _, body = cluster.raw("GET", "/healthz", auth=False)
     assert body == b"ok"
+
+
+def test_unknown_field_labels_of_custom_resources_are_worded_as_1_33(cluster: Cluster) -> None:
+    cluster.extensions.create_custom_resource_definition(widget_crd())
+    status, body = _get(cluster, f"/apis/{GROUP}/{VERSION}/namespaces/default/{PLURAL}?fieldSelector=spec.size%3D1",
+                        "application/json")
+    assert (status, body) == (400, _status(400, "BadRequest", "field label not supported: spec.size"))
