@@ -193,6 +193,21 @@ class ApiError(Exception):
         )
 
 
+def status_details(name: str = "", group: str = "", kind: str = "", uid: str = "",
+                   causes: Sequence[Mapping[str, Any]] = (), retry_after_seconds: int = 0) -> dict[str, Any]:
+    """``metav1.StatusDetails`` as Go encodes it: every field is ``omitempty``, so the core
+    group's ``""`` (and an empty name, kind, uid or cause list) is left out, in Go's field order."""
+    details: dict[str, Any] = {}
+    for key, value in (("name", name), ("group", group), ("kind", kind), ("uid", uid)):
+        if value:
+            details[key] = value
+    if causes:
+        details["causes"] = [dict(cause) for cause in causes]
+    if retry_after_seconds:
+        details["retryAfterSeconds"] = retry_after_seconds
+    return details
+
+
 def qualified(resource: str, group: str) -> str:
     """``GroupResource.String()`` / ``GroupKind.String()``: ``name`` or ``name.group``."""
     return f"{resource}.{group}" if group else resource
@@ -203,7 +218,7 @@ def not_found_error(resource: str, group: str, name: str) -> ApiError:
         404,
         "NotFound",
         f"{qualified(resource, group)} {_go_quote(name)} not found",
-        {"name": name, "group": group, "kind": resource},
+        status_details(name, group, resource),
     )
 
 
@@ -212,7 +227,7 @@ def already_exists_error(resource: str, group: str, name: str) -> ApiError:
         409,
         "AlreadyExists",
         f"{qualified(resource, group)} {_go_quote(name)} already exists",
-        {"name": name, "group": group, "kind": resource},
+        status_details(name, group, resource),
     )
 
 
@@ -222,7 +237,7 @@ def generate_name_conflict_error(resource: str, group: str, name: str) -> ApiErr
         "AlreadyExists",
         f"{qualified(resource, group)} {_go_quote(name)} already exists, "
         "the server was not able to generate a unique name for the object",
-        {"name": name, "group": group, "kind": resource, "retryAfterSeconds": 1},
+        status_details(name, group, resource, retry_after_seconds=1),
     )
 
 
@@ -231,7 +246,7 @@ def conflict_error(resource: str, group: str, name: str, why: str) -> ApiError:
         409,
         "Conflict",
         f"Operation cannot be fulfilled on {qualified(resource, group)} {_go_quote(name)}: {why}",
-        {"name": name, "group": group, "kind": resource},
+        status_details(name, group, resource),
     )
 
 
@@ -255,7 +270,7 @@ def invalid_error(kind: str, group: str, name: str, errors: Sequence[FieldError]
         message = f"{head}: {messages[0]}"
     else:
         message = f"{head}: [{', '.join(messages)}]"
-    return ApiError(422, "Invalid", message, {"name": name, "group": group, "kind": kind, "causes": causes})
+    return ApiError(422, "Invalid", message, status_details(name, group, kind, causes=causes))
 
 
 def bad_request_error(message: str) -> ApiError:
@@ -267,7 +282,7 @@ def method_not_allowed_error(resource: str, group: str, action: str) -> ApiError
         405,
         "MethodNotAllowed",
         f"{action} is not supported on resources of kind {_go_quote(qualified(resource, group))}",
-        {"group": group, "kind": resource},
+        status_details(group=group, kind=resource),
     )
 
 
@@ -302,8 +317,10 @@ def unauthorized_error() -> ApiError:
 
 def forbidden_error(resource: str, group: str, name: str, why: str) -> ApiError:
     target = f"{qualified(resource, group)} {_go_quote(name)}" if name else qualified(resource, group)
-    details = {"name": name, "group": group, "kind": resource}
-    return ApiError(403, "Forbidden", f"{target} is forbidden: {why}", details)
+    if not resource and not group:
+        # upstream's NewForbidden with an empty GroupResource (a non-resource path).
+        return ApiError(403, "Forbidden", f"forbidden: {why}", status_details())
+    return ApiError(403, "Forbidden", f"{target} is forbidden: {why}", status_details(name, group, resource))
 
 
 def too_large_resource_version_error(requested: int, current: int) -> ApiError:

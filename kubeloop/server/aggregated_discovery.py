@@ -33,7 +33,11 @@ def requested_version(accept: str | None) -> str | None:
         return None
     for part in accept.split(","):
         pieces = [p.strip() for p in part.split(";")]
-        params = dict(p.split("=", 1) for p in pieces[1:] if "=" in p)
+        params: dict[str, str] = {}
+        for piece in pieces[1:]:
+            key, _, value = piece.partition("=")
+            if value:
+                params[key.strip()] = value.strip()
         if pieces[0].lower() not in ("application/json", "application/*", "*/*"):
             continue
         if params.get("as") == KIND and params.get("g") == GROUP and params.get("v") in VERSIONS:

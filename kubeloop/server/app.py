@@ -25,8 +25,17 @@ from aiohttp.web_protocol import RequestHandler
 from kubeloop.api.status import ApiError, internal_error, unauthorized_error
 from kubeloop.server import crd
 from kubeloop.server.admission.cloneset import register_cloneset_admission
+from kubeloop.server.anonymous import (
+    ANONYMOUS,
+    PUBLIC_INFO_PATHS,
+    anonymous_allowed,
+    credential,
+    forbidden,
+    request_attributes,
+)
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
+from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
@@ -40,7 +49,7 @@ from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE, Storage
 
 log = logging.getLogger(__name__)
 
-PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
+PUBLIC_PATHS = PUBLIC_INFO_PATHS
 _STATE_KEY = web.AppKey("state", ServerState)
 _TOKEN_KEY = web.AppKey("token", str)
 _OPENAPI_KEY = web.AppKey("openapi", OpenAPIService)
@@ -67,19 +76,21 @@ class ServerConfig:
 
 
 def error_response(error: ApiError) -> web.Response:
-    return web.Response(body=orjson.dumps(error.status()), status=error.code, content_type="application/json",
+    return web.Response(body=encode_json(error.status()), status=error.code, content_type="application/json",
                         headers=error.headers or None)
 
 
 @web.middleware
 async def _api_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     try:
-        if request.path not in PUBLIC_PATHS:
-            header = request.headers.get("Authorization", "")
-            scheme, _, token = header.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(),
-                                                                     request.app[_TOKEN_KEY].encode()):
+        # A bearer token must authenticate (401); no credential is system:anonymous, whom
+        # RBAC lets read only the public-info paths (403 elsewhere, see kubeloop.server.anonymous).
+        token = credential(request.headers.get("Authorization"))
+        if token is not None:
+            if not hmac.compare_digest(token.encode(), request.app[_TOKEN_KEY].encode()):
                 raise unauthorized_error()
+        elif not anonymous_allowed(request.path):
+            raise forbidden(ANONYMOUS, request_attributes(request.method, request.path, request.query))
         response: web.StreamResponse = await handler(request)
         return response
     except ApiError as error:
@@ -102,7 +113,9 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     if path in ("/healthz", "/livez"):
         return web.Response(text="ok", content_type="text/plain")
     if path in ("/version", "/version/"):
-        return web.Response(body=orjson.dumps(VERSION_INFO), content_type="application/json")
+        # Upstream writes /version with WriteRawJSON: indented by two spaces, no final newline.
+        return web.Response(body=orjson.dumps(VERSION_INFO, option=orjson.OPT_INDENT_2),
+                            content_type="application/json")
     if openapi_http.is_openapi_path(path):
         if request.method != "GET":
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")

@@ -81,7 +81,7 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
     meta = obj["metadata"]
     namespace = meta.get("namespace") or ""
     if info.namespaced:
-        _check_namespace_open(state, namespace)
+        _check_namespace_open(state, namespace, info, str(meta.get("name") or ""))
     generated = False
     if not meta.get("name") and meta.get("generateName"):
         # As upstream's RetryGenerateName (on by default since 1.31): a generated name that is
@@ -118,12 +118,14 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
     return stored
 
 
-def _check_namespace_open(state: ServerState, namespace: str) -> None:
+def _check_namespace_open(state: ServerState, namespace: str, info: ResourceInfo, name: str) -> None:
+    """NamespaceLifecycle admission: 404 for a missing namespace; 403 (admission.NewForbidden:
+    the created object's resource and name) for one being terminated."""
     found = state.storage.get(state.namespace_info().resource_type, "", namespace)
     if found is None:
         raise not_found_error("namespaces", "", namespace)
     if found["metadata"].get("deletionTimestamp"):
-        raise forbidden_error("namespaces", "", namespace,
+        raise forbidden_error(info.resource, info.group, name,
                               f"unable to create new content in namespace {namespace} because it is being "
                               "terminated")
 

@@ -5,8 +5,10 @@ synthetic ADDED events and then live changes; "N" streams every change after N, 
 revision that left the watch window gets HTTP 200 with one in-stream ERROR event (410
 Expired), which is what the Python client and kopf look for. With selectors, a change that
 makes an object start matching is sent as ADDED and one that makes it stop matching as
-DELETED, as the watch cache does. Each event is encoded once, in the store's shared event
-``cache``, however many watchers receive it.
+DELETED, as the watch cache does. Each event is encoded once per view, in the store's shared
+event ``cache``, however many watchers receive it. The Accept header is negotiated as for a
+list (:func:`~kubeloop.server.handlers.read.output_for`): Tables for kubectl get -w, and
+PartialObjectMetadata events, bookmarks included, for metadata informers.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import asyncio
 import random
 from typing import Any
 
-import orjson
 from aiohttp import web
 
 from kubeloop.api.status import expired_error
-from kubeloop.server.handlers.read import Predicate, present, selector_predicate, table_for
+from kubeloop.server.codec.encoding import encode_json
+from kubeloop.server.codec.output import WatchView
+from kubeloop.server.handlers.read import Predicate, output_for, present, selector_predicate
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import optional_bool, optional_int, parse_resource_version
 from kubeloop.server.routing import Target
@@ -42,15 +45,22 @@ MIN_REQUEST_TIMEOUT = 1800
 
 
 def event_line(event_type: str, obj: Obj) -> bytes:
-    return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+    """One watch frame: the event as JSON and a newline, as Go's encoder writes it."""
+    return encode_json({"type": event_type, "object": obj})
 
 
-def _encoded(event: WatchEvent, event_type: str, obj: Obj, info: ResourceInfo) -> bytes:
-    """The event's line, memoised per (type, served version) on the shared event."""
-    key = f"{event_type}:{info.api_version}" if obj is event.object else f"{event_type}:prev:{info.api_version}"
+def _shown(info: ResourceInfo, obj: Obj, view: WatchView | None) -> Obj:
+    shown = present(info, obj)
+    return view.apply(shown) if view is not None else shown
+
+
+def _encoded(event: WatchEvent, event_type: str, obj: Obj, info: ResourceInfo, view: WatchView | None) -> bytes:
+    """The event's line, memoised per (type, served version, view) on the shared event."""
+    served = info.api_version if view is None else f"{info.api_version}:{view.key}"
+    key = f"{event_type}:{served}" if obj is event.object else f"{event_type}:prev:{served}"
     line = event.cache.get(key)
     if line is None:
-        line = event.cache[key] = event_line(event_type, present(info, obj))
+        line = event.cache[key] = event_line(event_type, _shown(info, obj, view))
     return line
 
 
@@ -61,41 +71,49 @@ def _with_revision(obj: Obj, rv: int) -> Obj:
     return shown
 
 
-def filtered_line(event: WatchEvent, predicate: Predicate | None, info: ResourceInfo) -> bytes | None:
-    """The line a watcher with ``predicate`` receives for ``event``, or None if it sees nothing."""
+def filtered_line(event: WatchEvent, predicate: Predicate | None, info: ResourceInfo,
+                  view: WatchView | None = None) -> bytes | None:
+    """The line a watcher with ``predicate`` (and ``view`` of objects) receives for ``event``,
+    or None if it sees nothing."""
     if predicate is None:
-        return _encoded(event, event.type, event.object, info)
+        return _encoded(event, event.type, event.object, info, view)
     now_matches = predicate(event.object)
     if event.type == ADDED:
-        return _encoded(event, ADDED, event.object, info) if now_matches else None
+        return _encoded(event, ADDED, event.object, info, view) if now_matches else None
     if event.type == DELETED:
-        return _encoded(event, DELETED, event.object, info) if now_matches else None
+        return _encoded(event, DELETED, event.object, info, view) if now_matches else None
     before_matches = predicate(event.prev) if event.prev is not None else now_matches
     if now_matches and before_matches:
-        return _encoded(event, MODIFIED, event.object, info)
+        return _encoded(event, MODIFIED, event.object, info, view)
     if now_matches:
-        return _encoded(event, ADDED, event.object, info)
+        return _encoded(event, ADDED, event.object, info, view)
     if before_matches and event.prev is not None:
-        key = f"{DELETED}:prev:{info.api_version}"
+        served = info.api_version if view is None else f"{info.api_version}:{view.key}"
+        key = f"{DELETED}:prev:{served}"
         line = event.cache.get(key)
         if line is None:
-            line = event.cache[key] = event_line(DELETED, present(info, _with_revision(event.prev, event.rv)))
+            line = event.cache[key] = event_line(DELETED, _shown(info, _with_revision(event.prev, event.rv), view))
         return line
     return None
 
 
-def _bookmark(info: ResourceInfo, rv: int, initial_events_end: bool = False) -> bytes:
+def _bookmark(info: ResourceInfo, rv: int, initial_events_end: bool = False, view: WatchView | None = None) -> bytes:
+    """A BOOKMARK frame: an empty object of the kind holding only the revision (and the
+    initial-events-end annotation), in the watch's view as upstream's Fixup converts it."""
     meta: Obj = {"resourceVersion": str(rv)}
     if initial_events_end:
         meta["annotations"] = {INITIAL_EVENTS_END: "true"}
-    return event_line("BOOKMARK", {"kind": info.kind, "apiVersion": info.api_version, "metadata": meta})
+    obj: Obj = {"kind": info.kind, "apiVersion": info.api_version, "metadata": meta}
+    return event_line("BOOKMARK", view.apply(obj) if view is not None else obj)
 
 
 async def handle_watch(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     info = target.info
     query = request.query
+    output = output_for(state, request, info)
     predicate = selector_predicate(info, query)
-    converter = table_for(state, request, info)
+    converter = output.table()
+    view = output.watch_view()
     bookmarks = optional_bool(query, "allowWatchBookmarks") or False
     timeout = optional_int(query, "timeoutSeconds")
     duration = float(timeout) if timeout is not None and timeout > 0 else random.uniform(
@@ -134,10 +152,10 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
             await stream.send(error_line or b"")
         else:
             for obj in initial:
-                await stream.send(event_line(ADDED, present(info, obj)))
+                await stream.send(event_line(ADDED, _shown(info, obj, view)))
             if initial_events_end:
-                await stream.send(_bookmark(info, start_rv, initial_events_end=True))
-            await _follow(state, stream, watcher, predicate, info, duration, bookmarks)
+                await stream.send(_bookmark(info, start_rv, initial_events_end=True, view=view))
+            await _follow(state, stream, watcher, predicate, info, duration, bookmarks, view)
         await response.write_eof()
     except ConnectionResetError:
         # The client went away; nothing is left to answer.
@@ -171,7 +189,7 @@ class _Stream:
 
 
 async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predicate: Predicate | None,
-                  info: ResourceInfo, duration: float, bookmarks: bool) -> None:
+                  info: ResourceInfo, duration: float, bookmarks: bool, view: WatchView | None = None) -> None:
     """Send the watcher's events (filtered) until the deadline, with bookmarks when idle."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + duration
@@ -180,7 +198,7 @@ async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predica
         remaining = deadline - loop.time()
         if remaining <= 0:
             if bookmarks:
-                await stream.send(_bookmark(info, state.storage.revision))
+                await stream.send(_bookmark(info, state.storage.revision, view=view))
             return
         event = await watcher.next(timeout=min(remaining, BOOKMARK_INTERVAL))
         if event is None:
@@ -188,7 +206,7 @@ async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predica
                 return
             if bookmarks and loop.time() < deadline:
                 # The queue is empty, so every change up to the current revision was delivered.
-                await stream.send(_bookmark(info, state.storage.revision))
+                await stream.send(_bookmark(info, state.storage.revision, view=view))
             continue
         if watcher.backlog > SLOW_WATCHER_BACKLOG:
             if not progressed:
@@ -201,7 +219,7 @@ async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predica
         progressed = True
         # Whatever else is queued already goes out in the same write: under load a watcher
         # receives bursts, and a write per event made the sends the server's biggest cost.
-        lines = [line for line in (filtered_line(e, predicate, info)
+        lines = [line for line in (filtered_line(e, predicate, info, view)
                                    for e in (event, *watcher.take_queued(WRITE_BATCH_EVENTS - 1)))
                  if line is not None]
         if lines:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
 from aiohttp import web
 
 from kubeloop.api.status import (
@@ -21,6 +20,7 @@ from kubeloop.api.status import (
     too_large_error,
 )
 from kubeloop.server.apply import UPDATE, Manager, manager_from_user_agent
+from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.kinds.decode import BODY, decode_object, field_validation, warning_headers
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import MAX_BODY_BYTES, dry_run_values
@@ -33,7 +33,8 @@ JSON_CONTENT_TYPE = "application/json"
 
 
 def json_response(body: Any, status: int = 200, warnings: Sequence[str] = ()) -> web.Response:
-    response = web.Response(body=orjson.dumps(body), status=status, content_type=JSON_CONTENT_TYPE)
+    """``body`` as JSON, newline-terminated as Go's encoder writes it, with ``Warning`` headers."""
+    response = web.Response(body=encode_json(body), status=status, content_type=JSON_CONTENT_TYPE)
     for value in warning_headers(list(warnings)):
         response.headers.add("Warning", value)
     return response

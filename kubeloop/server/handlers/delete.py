@@ -6,6 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
+from kubeloop.api.status import status_details
 from kubeloop.server.handlers.common import json_response, read_body
 from kubeloop.server.handlers.read import get_object, present, selector_predicate
 from kubeloop.server.objects import delete_object
@@ -24,8 +25,7 @@ async def _options(request: web.Request) -> DeleteOptions:
 
 def _success(target: Target, deleted: Obj) -> Obj:
     info = target.info
-    details = {"name": deleted["metadata"]["name"], "group": info.group, "kind": info.resource,
-               "uid": deleted["metadata"].get("uid", "")}
+    details = status_details(deleted["metadata"]["name"], info.group, info.resource, deleted["metadata"].get("uid", ""))
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 

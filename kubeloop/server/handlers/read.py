@@ -6,7 +6,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from aiohttp import web
 
 from kubeloop.api.fields import FieldSelectorError, parse_field_selector
@@ -21,7 +20,8 @@ from kubeloop.api.status import (
     not_supported,
     too_large_resource_version_error,
 )
-from kubeloop.server.handlers.common import JSON_CONTENT_TYPE, json_response
+from kubeloop.server.codec.negotiation import negotiate_output
+from kubeloop.server.codec.output import Output, ServedType
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import decode_continue, encode_continue, optional_int, parse_resource_version
 from kubeloop.server.routing import Target
@@ -54,19 +54,29 @@ def get_object(state: ServerState, target: Target) -> Obj:
     return found
 
 
-def table_for(state: ServerState, request: web.Request, info: ResourceInfo) -> TableConverter | None:
-    """A Table converter when the Accept header asks for ``meta.k8s.io`` Tables (kubectl get)."""
-    definition = None
-    if info.custom is not None:
-        definition = state.storage.get(CRD_TYPE, "", f"{info.resource}.{info.group}")
-    return table_converter(request.headers.get("Accept"), request.query.get("includeObject"), info.group,
-                           info.version, info.kind, state.clock(), crd=definition)
+def output_for(state: ServerState, request: web.Request, info: ResourceInfo) -> Output:
+    """The negotiated answer form of a get, list or watch (406 when ``Accept`` allows none).
+
+    Negotiation comes first, as upstream's handlers do; a Table converter (kubectl get) is only
+    built when the answer is, so ``includeObject`` is checked after the read."""
+    options = negotiate_output(request.headers.get("Accept"))
+
+    def table() -> TableConverter:
+        definition = None
+        if info.custom is not None:
+            definition = state.storage.get(CRD_TYPE, "", f"{info.resource}.{info.group}")
+        converter = table_converter(request.headers.get("Accept"), request.query.get("includeObject"), info.group,
+                                    info.version, info.kind, state.clock(), crd=definition)
+        assert converter is not None, "negotiated a Table that the table converter does not see"
+        return converter
+
+    return Output(options, ServedType(info.group, info.kind, info.custom is not None), table)
 
 
 async def handle_get(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
-    converter = table_for(state, request, target.info)
+    output = output_for(state, request, target.info)
     obj = present(target.info, get_object(state, target))
-    return json_response(converter.object(obj) if converter is not None else obj)
+    return output.response(output.object(obj))
 
 
 def selector_predicate(info: ResourceInfo, query: Mapping[str, str]) -> Predicate | None:
@@ -87,12 +97,10 @@ def selector_predicate(info: ResourceInfo, query: Mapping[str, str]) -> Predicat
             raise bad_request_error(str(error)) from None
         allowed = info.selectable_fields()
         for name in fields.field_names():
-            if name in allowed:
-                continue
-            if info.custom is not None:
-                known = '", "'.join(sorted(allowed))
-                raise bad_request_error(f'"{name}" is not a known field selector: only "{known}"')
-            raise bad_request_error(f"field label not supported: {name}")
+            if name not in allowed:
+                # Built-in kinds' field label conversions and, since 1.30, the custom resource
+                # converter (crConverter.ConvertFieldLabel) word it alike.
+                raise bad_request_error(f"field label not supported: {name}")
         checks.append(lambda obj: fields.matches(info.field_set(obj)))
     if not checks:
         return None
@@ -167,15 +175,13 @@ def list_objects(state: ServerState, target: Target, query: Mapping[str, str]) -
 
 async def handle_list(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     info = target.info
-    converter = table_for(state, request, info)
+    output = output_for(state, request, info)
     items, meta = list_objects(state, target, request.query)
     if info.custom is not None and items and items[0].get("apiVersion") != info.api_version:
         items = [present(info, item) for item in items]
-    body = {"kind": info.list_kind, "apiVersion": info.api_version, "metadata": meta, "items": items}
-    if converter is not None:
-        body = converter.list(body)
+    body = output.list({"kind": info.list_kind, "apiVersion": info.api_version, "metadata": meta, "items": items})
     try:
-        payload = orjson.dumps(body)
+        payload = output.encode(body)
     except TypeError as error:
         raise ApiError(500, "InternalError", f"Internal error occurred: {error}") from None
-    return web.Response(body=payload, content_type=JSON_CONTENT_TYPE)
+    return web.Response(body=payload, content_type=output.content_type)

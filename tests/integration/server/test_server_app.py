@@ -37,10 +37,9 @@ def test_public_endpoints_need_no_token(cluster: Cluster, path: str) -> None:
         assert orjson.loads(body)["gitVersion"] == "v1.33.0"
 
 
-@pytest.mark.parametrize("header", [None, "Bearer wrong", "Basic abc"])
-def test_requests_without_the_token_get_401_status(cluster: Cluster, header: str | None) -> None:
-    headers = {"Authorization": header} if header else {}
-    status, _, body = cluster.raw("GET", "/api/v1/namespaces", headers=headers, auth=False)
+@pytest.mark.parametrize("header", ["Bearer wrong", "bearer wrong", "Bearer wrong extra"])
+def test_tokens_that_do_not_authenticate_get_401_status(cluster: Cluster, header: str) -> None:
+    status, _, body = cluster.raw("GET", "/api/v1/namespaces", headers={"Authorization": header}, auth=False)
     assert status == 401
     assert orjson.loads(body) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                   "message": "Unauthorized", "reason": "Unauthorized", "code": 401}

@@ -32,8 +32,10 @@ KUBECTL_120 = ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as
     ("application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json", "v1beta1"),
     ("application/json; as=Table; g=meta.k8s.io; v=v1", "v1"),
     ("application/json;as=Table;v=v2;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io", "v1beta1"),
+    # PartialObjectMetadataList is served, so it wins over the Table written after it.
     ("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;"
-     "g=meta.k8s.io", "v1"),
+     "g=meta.k8s.io", None),
+    ("application/json;as=Foo;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io", "v1"),
     ("application/json, application/json;as=Table;v=v1;g=meta.k8s.io", None),
     ("application/json;q=0.5, application/json;as=Table;v=v1;g=meta.k8s.io", "v1"),
     ("*/*, application/json;as=Table;v=v1beta1;g=meta.k8s.io", "v1beta1"),

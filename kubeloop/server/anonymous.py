@@ -1,0 +1,139 @@
+"""Requests without credentials: the user ``system:anonymous``, and RBAC's answer to it.
+
+kube-apiserver 1.33 (anonymous auth on, RBAC) authenticates a request that carries no bearer
+token as ``system:anonymous`` (group ``system:unauthenticated``); 401 is only for a token
+that does not authenticate. The only default binding for that group is
+``system:public-info-viewer`` (``/healthz``, ``/livez``, ``/readyz``, ``/version``,
+``/version/``), so anything else is 403 Forbidden, worded by upstream's
+``responsewriters.Forbidden`` / ``forbiddenMessage`` (k8s.io/apiserver
+pkg/endpoints/handlers/responsewriters/errors.go) over the request attributes that
+``RequestInfoFactory.NewRequestInfo`` (pkg/endpoints/request/requestinfo.go) derives from the
+path alone:
+
+* ``forbidden: User "system:anonymous" cannot get path "/api"`` for non-resource paths, with
+  empty details;
+* ``pods is forbidden: User "system:anonymous" cannot list resource "pods" in API group "" in
+  the namespace "default"`` for resources (``... at the cluster scope`` without a namespace),
+  with details ``{"name"?, "group"?, "kind": <resource>}``.
+
+:func:`credential` tells a bearer token from no credential (a non-Bearer ``Authorization``
+header is no credential to a server without basic auth, as upstream's bearer-token
+authenticator ignores it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kubeloop.api.status import ApiError, forbidden_error, go_value
+
+ANONYMOUS = "system:anonymous"
+PUBLIC_INFO_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
+"""The nonResourceURLs of the ``system:public-info-viewer`` ClusterRole."""
+
+_API_PREFIXES = ("api", "apis")
+_SPECIAL_VERBS = ("proxy", "watch")
+_NAMESPACE_SUBRESOURCES = ("status", "finalize")
+_METHOD_VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update", "PATCH": "patch",
+                 "DELETE": "delete"}
+
+
+@dataclass(frozen=True)
+class RequestAttributes:
+    """What authorization sees of a request (upstream's RequestInfo)."""
+
+    resource_request: bool
+    verb: str
+    path: str
+    group: str = ""
+    version: str = ""
+    namespace: str = ""
+    resource: str = ""
+    subresource: str = ""
+    name: str = ""
+
+
+def credential(authorization: str | None) -> str | None:
+    """The bearer token of an ``Authorization`` header, None when it carries none."""
+    parts = (authorization or "").strip().split(" ")
+    if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
+        return None
+    return parts[1]
+
+
+def _watch_param(query: Mapping[str, str]) -> bool:
+    value = query.get("watch")
+    return value is not None and value.lower() not in ("false", "0")
+
+
+def _field_selector_name(query: Mapping[str, str]) -> str:
+    """The name a ``metadata.name=<x>`` field selector pins down (RequiresExactMatch)."""
+    for term in (query.get("fieldSelector") or "").split(","):
+        for operator in ("==", "="):
+            key, found, value = term.partition(operator)
+            if found and key.strip() == "metadata.name" and not key.endswith("!"):
+                value = value.strip()
+                if value and "/" not in value and "%" not in value and value not in (".", ".."):
+                    return value
+                return ""
+    return ""
+
+
+def request_attributes(method: str, path: str, query: Mapping[str, str]) -> RequestAttributes:
+    """The request attributes of ``method`` on ``path``, from the path alone."""
+    parts = [part for part in path.strip("/").split("/") if part] if path.strip("/") else []
+    non_resource = RequestAttributes(False, method.lower(), path)
+    if len(parts) < 3 or parts[0] not in _API_PREFIXES:
+        return non_resource
+    prefix, rest = parts[0], parts[1:]
+    group = ""
+    if prefix == "apis":
+        if len(rest) < 3:
+            return non_resource
+        group, rest = rest[0], rest[1:]
+    version, rest = rest[0], rest[1:]
+    special = rest[0] in _SPECIAL_VERBS
+    if special:
+        if len(rest) < 2:
+            return non_resource
+        verb, rest = rest[0], rest[1:]
+    else:
+        verb = _METHOD_VERBS.get(method.upper(), "")
+    namespace = ""
+    if rest[0] == "namespaces" and len(rest) > 1:
+        namespace = rest[1]
+        if len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
+            rest = rest[2:]
+    resource = rest[0]
+    name = rest[1] if len(rest) > 1 else ""
+    subresource = rest[2] if len(rest) > 2 and not special else ""
+    if not name and verb == "get":
+        verb = "watch" if _watch_param(query) else "list"
+        name = _field_selector_name(query)
+    if not name and verb == "delete":
+        verb = "deletecollection"
+    return RequestAttributes(True, verb, path, group, version, namespace, resource, subresource, name)
+
+
+def forbidden(user: str, attributes: RequestAttributes) -> ApiError:
+    """RBAC's 403 for ``user`` (no rule allows it, so no reason is appended)."""
+    if not attributes.resource_request:
+        return forbidden_error("", "", "", f"User {_quote(user)} cannot {attributes.verb} path "
+                                           f"{_quote(attributes.path)}")
+    resource = attributes.resource
+    if attributes.subresource:
+        resource = f"{resource}/{attributes.subresource}"
+    text = (f"User {_quote(user)} cannot {attributes.verb} resource {_quote(resource)} in API group "
+            f"{_quote(attributes.group)}")
+    text += f" in the namespace {_quote(attributes.namespace)}" if attributes.namespace else " at the cluster scope"
+    return forbidden_error(attributes.resource, attributes.group, attributes.name, text)
+
+
+def anonymous_allowed(path: str) -> bool:
+    return path in PUBLIC_INFO_PATHS
+
+
+def _quote(text: str) -> str:
+    """Go's ``%q``."""
+    return go_value(text)

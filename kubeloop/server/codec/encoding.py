@@ -1,0 +1,27 @@
+"""Encoders by media type: the bytes of a response body.
+
+Go's ``json.Encoder`` (what apimachinery's JSON serializer writes with) ends every document
+with a newline, so every JSON body and every watch frame here does too. A later protobuf
+encoder registers itself in :data:`ENCODERS` under its media type, and
+:data:`kubeloop.server.codec.negotiation.ENCODED_MEDIA_TYPES` lists it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from kubeloop.server.codec.negotiation import JSON
+
+Encoder = Callable[[Any], bytes]
+
+
+def encode_json(body: Any) -> bytes:
+    """``body`` as JSON with the trailing newline Go's encoder writes; 500 Status when it holds
+    something JSON cannot carry."""
+    return orjson.dumps(body) + b"\n"
+
+
+ENCODERS: dict[str, Encoder] = {JSON: encode_json}
