@@ -77,10 +77,10 @@ def _resource(info: ResourceInfo) -> Obj:
 def _group(registry: Registry, group: str) -> Obj:
     preferred = registry.preferred_version(group)
     ordered = [preferred, *[v for v in registry.versions(group) if v != preferred]]
-    versions = [{"version": version,
-                 "resources": sorted((_resource(i) for i in registry.resources(group, version)),
-                                     key=lambda r: str(r["resource"])),
-                 "freshness": "Current"} for version in ordered]
+    versions: list[Obj] = []
+    for version in ordered:
+        resources = sorted((_resource(i) for i in registry.resources(group, version)), key=lambda r: str(r["resource"]))
+        versions.append({"version": version, "resources": resources, "freshness": "Current"})
     return {"metadata": {"name": group, "creationTimestamp": None}, "versions": versions}
 
 
