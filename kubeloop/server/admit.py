@@ -33,24 +33,25 @@ def _custom_errors(info: ResourceInfo, obj: Obj, old: Obj | None) -> list[FieldE
 def admit_create(info: ResourceInfo, obj: Obj) -> None:
     """Default ``obj`` in place and validate it as a new object; 422 on failure."""
     errors = _custom_errors(info, obj, None)
-    admission.default_object(info.group, info.version, info.kind, obj)
-    errors += admission.validate_create(info.group, info.version, info.kind, obj, namespaced=info.namespaced)
+    admission.default_object(info.group, info.version, info.kind, obj, rules=info.rules)
+    errors += admission.validate_create(info.group, info.version, info.kind, obj, namespaced=info.namespaced,
+                                        rules=info.rules)
     _raise_if(info, obj, errors)
 
 
 def admit_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]) -> None:
     """Default ``new`` in place and validate it as a replacement of ``old``; 422 on failure."""
     errors = _custom_errors(info, new, old)
-    admission.default_object(info.group, info.version, info.kind, new)
+    admission.default_object(info.group, info.version, info.kind, new, rules=info.rules)
     errors = extra + errors + admission.validate_update(
-        info.group, info.version, info.kind, new, old, namespaced=info.namespaced)
+        info.group, info.version, info.kind, new, old, namespaced=info.namespaced, rules=info.rules)
     _raise_if(info, new, errors)
 
 
 def admit_status_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]) -> None:
     """Validate a ``/status`` write (no defaulting of the desired state)."""
     errors = _custom_errors(info, new, old)
-    admission.default_object(info.group, info.version, info.kind, new)
+    admission.default_object(info.group, info.version, info.kind, new, rules=info.rules)
     errors = extra + errors + admission.validate_status_update(
-        info.group, info.version, info.kind, new, old, namespaced=info.namespaced)
+        info.group, info.version, info.kind, new, old, namespaced=info.namespaced, rules=info.rules)
     _raise_if(info, new, errors)

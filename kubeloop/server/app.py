@@ -22,9 +22,11 @@ import orjson
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
+from kubeloop.api import kruise
 from kubeloop.api.status import ApiError, internal_error, unauthorized_error
 from kubeloop.server import crd
-from kubeloop.server.admission.cloneset import register_cloneset_admission
+from kubeloop.server.admission import BUILTIN_RULES
+from kubeloop.server.admission.cloneset import cloneset_rules
 from kubeloop.server.anonymous import (
     ANONYMOUS,
     PUBLIC_INFO_PATHS,
@@ -45,7 +47,7 @@ from kubeloop.server.openapi import http as openapi_http
 from kubeloop.server.registry import Registry
 from kubeloop.server.requests import MAX_BODY_BYTES
 from kubeloop.server.state import ServerState, copy_object
-from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE, Storage
+from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE, ResourceType, Storage
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +128,16 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     return await dispatch(request.app[_STATE_KEY], request)
 
 
-def build_registry() -> Registry:
-    registry = Registry()
+def build_registry(storage: Storage) -> Registry:
+    """The kinds one server serves, each with its admission rules: the built-ins', and the
+    CloneSet's, whose ``podsToDelete`` check reads this server's pods."""
+    pods = ResourceType("", "pods")
+
+    def read_pod(namespace: str, name: str) -> dict[str, Any] | None:
+        return storage.get(pods, namespace, name)
+
+    rules = {**BUILTIN_RULES, (kruise.GROUP, kruise.CLONESET_KIND): cloneset_rules(read_pod)}
+    registry = Registry(rules)
     registry.add_all(BUILTIN_RESOURCES)
     return registry
 
@@ -199,9 +209,8 @@ class KubeServer:
         # collector's reach, or each full collection walks every object (0.5 s at 50k pods).
         gc.collect()
         gc.freeze()
-        register_cloneset_admission()
         try:
-            state = ServerState(storage, build_registry())
+            state = ServerState(storage, build_registry(storage))
             crd.install(state)
             bootstrap(state)
             credentials = ensure_credentials(config.data_dir, config.host)

@@ -11,7 +11,6 @@ from aiohttp import web
 
 from kubeloop.api.status import ApiError, method_not_allowed_error, not_acceptable_error
 from kubeloop.server import aggregated_discovery, discovery
-from kubeloop.server.admission.cloneset import CURRENT_POD_READER
 from kubeloop.server.handlers.binding import handle_binding
 from kubeloop.server.handlers.common import json_response
 from kubeloop.server.handlers.delete import handle_delete, handle_delete_collection
@@ -49,7 +48,6 @@ def _require_verb(info: ResourceInfo, verb: str) -> None:
 
 async def dispatch(state: ServerState, request: web.Request) -> web.StreamResponse:
     """Answer one API request (authentication already checked)."""
-    CURRENT_POD_READER.set(state.read_pod)
     if not _accepts_json(request.headers.get("Accept")):
         raise not_acceptable_error(_SERVED_TYPES)
     target = resolve(state.registry, request.path)

@@ -10,7 +10,7 @@ CustomResourceDefinitions come and go (:mod:`kubeloop.server.crd`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -88,6 +88,10 @@ class ResourceInfo:
     """Other subresources discovery lists (``pods/log``, ``serviceaccounts/token``, ...)."""
     virtual: bool = False
     """Never stored: a create is answered from the request (reviews), a read is computed."""
+    rules: Any = None
+    """The kind's defaulting and validation (:class:`kubeloop.server.admission.KindRules`), attached
+    by :class:`Registry` from the rules it was built with; ``None`` for kinds with only the generic
+    metadata rules."""
 
     def subresource(self, name: str) -> Subresource | None:
         for sub in self.subresources:
@@ -129,12 +133,18 @@ class Registry:
     built-ins first). Mutated only from the event loop.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, rules: Mapping[tuple[str, str], Any] | None = None) -> None:
+        """``rules`` maps ``(group, kind)`` to the admission rules of that kind, for built-ins and
+        for the kinds of CRDs the server knows (CloneSets): entries added later get theirs."""
+        self._rules: Mapping[tuple[str, str], Any] = dict(rules or {})
         self._by_path: dict[tuple[str, str, str], ResourceInfo] = {}
         self._group_versions: dict[str, list[str]] = {}
         self._preferred: dict[str, str] = {}
 
     def add(self, info: ResourceInfo, preferred: bool = True) -> None:
+        rules = self._rules.get((info.group, info.kind))
+        if rules is not None and info.rules is None:
+            info = replace(info, rules=rules)
         self._by_path[(info.group, info.version, info.resource)] = info
         versions = self._group_versions.setdefault(info.group, [])
         if info.version not in versions:

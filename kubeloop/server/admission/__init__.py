@@ -31,7 +31,7 @@ from typing import Any
 
 from kubeloop.api.status import FieldError
 from kubeloop.server.admission.apps import validate_scale
-from kubeloop.server.admission.kinds import KindRules, register, rules_for
+from kubeloop.server.admission.kinds import BUILTIN_RULES, KindRules, rules_for
 from kubeloop.server.admission.metadata import (
     dedupe,
     name_is_dns_subdomain,
@@ -43,10 +43,10 @@ from kubeloop.server.admission.metadata import (
 from kubeloop.server.admission.podspec import default_pod_template_spec, validate_pod_template_spec
 
 __all__ = [
+    "BUILTIN_RULES",
     "KindRules",
     "default_object",
     "default_pod_template_spec",
-    "register",
     "validate_create",
     "validate_pod_template_spec",
     "validate_status_update",
@@ -56,15 +56,23 @@ __all__ = [
 _SCALE = ("autoscaling", "Scale")
 
 
-def default_object(group: str, version: str, kind: str, obj: dict[str, Any]) -> None:
-    """Apply the kind's defaults to ``obj`` in place (nothing for kinds without defaults)."""
+def _rules(group: str, kind: str, given: KindRules | None) -> KindRules | None:
+    return given if given is not None else rules_for(group, kind)
+
+
+def default_object(group: str, version: str, kind: str, obj: dict[str, Any], *, rules: KindRules | None = None) -> None:
+    """Apply the kind's defaults to ``obj`` in place (nothing for kinds without defaults).
+
+    ``rules`` are the served kind's own (from the registry); without them the built-in table's.
+    """
     del version  # every served version of a kind shares its defaults
-    rules = rules_for(group, kind)
+    rules = _rules(group, kind, rules)
     if rules is not None:
         rules.default(obj)
 
 
-def validate_create(group: str, version: str, kind: str, obj: dict[str, Any], *, namespaced: bool) -> list[FieldError]:
+def validate_create(group: str, version: str, kind: str, obj: dict[str, Any], *, namespaced: bool,
+                    rules: KindRules | None = None) -> list[FieldError]:
     """Field errors for ``obj`` as a new object of the kind (already defaulted, name generated).
 
     The kind's create-time mutation is applied to ``obj`` (in place) before it is validated;
@@ -73,7 +81,7 @@ def validate_create(group: str, version: str, kind: str, obj: dict[str, Any], *,
     del version
     if (group, kind) == _SCALE:
         return dedupe(validate_scale(obj, namespaced))
-    rules = rules_for(group, kind)
+    rules = _rules(group, kind, rules)
     if rules is not None:
         rules.mutate_on_create(obj)
         errs = rules.create(obj)
@@ -85,14 +93,15 @@ def validate_create(group: str, version: str, kind: str, obj: dict[str, Any], *,
 
 
 def validate_update(
-    group: str, version: str, kind: str, new: dict[str, Any], old: dict[str, Any], *, namespaced: bool
+    group: str, version: str, kind: str, new: dict[str, Any], old: dict[str, Any], *, namespaced: bool,
+    rules: KindRules | None = None,
 ) -> list[FieldError]:
     """Field errors for replacing ``old`` by ``new`` through the main endpoint (or a patch)."""
     del version
     if (group, kind) == _SCALE:
         return dedupe(validate_scale(new, namespaced))
     errs = validate_common_update(new, old, namespaced)
-    rules = rules_for(group, kind)
+    rules = _rules(group, kind, rules)
     if rules is not None:
         errs.extend(rules.update(new, old))
     else:
@@ -102,12 +111,13 @@ def validate_update(
 
 
 def validate_status_update(
-    group: str, version: str, kind: str, new: dict[str, Any], old: dict[str, Any], *, namespaced: bool
+    group: str, version: str, kind: str, new: dict[str, Any], old: dict[str, Any], *, namespaced: bool,
+    rules: KindRules | None = None,
 ) -> list[FieldError]:
     """Field errors for a write through ``/status`` (``new`` carries the old spec already)."""
     del version
     errs = validate_common_update(new, old, namespaced)
-    rules = rules_for(group, kind)
+    rules = _rules(group, kind, rules)
     if rules is not None:
         errs.extend(rules.status_update(new, old))
     else:

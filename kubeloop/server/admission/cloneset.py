@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
 from typing import Any
 
 from kubeloop.api import kruise
@@ -40,7 +39,7 @@ from kubeloop.server.admission.fields import (
     normalized,
     semantically_equal,
 )
-from kubeloop.server.admission.kinds import KindRules, register
+from kubeloop.server.admission.kinds import KindRules
 from kubeloop.server.admission.metadata import (
     name_is_dns_subdomain,
     nonnegative,
@@ -51,7 +50,6 @@ from kubeloop.server.admission.podspec import default_pod_template_spec, validat
 
 PodGetter = Callable[[str, str], Mapping[str, Any] | None]
 
-CURRENT_POD_READER: ContextVar[PodGetter | None] = ContextVar("cloneset_pod_reader", default=None)
 """The pod reader of the server handling the current request (set per request by the server,
 so that several servers in one process each read their own store)."""
 """``get_pod(namespace, name)``: the pod, or ``None`` when it does not exist."""
@@ -413,20 +411,15 @@ def validate_cloneset_update(
 
 def cloneset_rules(get_pod: PodGetter | None = None) -> KindRules:
     """The admission rules of CloneSets, reading pods for ``podsToDelete`` through ``get_pod``
-    (or, when None, through :data:`CURRENT_POD_READER`)."""
+    (a server passes a reader of its own store; without one, named pods are not looked up)."""
 
     def create(obj: Mapping[str, Any]) -> Errors:
-        return validate_cloneset_create(obj, get_pod=get_pod or CURRENT_POD_READER.get())
+        return validate_cloneset_create(obj, get_pod=get_pod)
 
     def update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
-        return validate_cloneset_update(new, old, get_pod=get_pod or CURRENT_POD_READER.get())
+        return validate_cloneset_update(new, old, get_pod=get_pod)
 
     def status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
         return validate_object_meta_update(new, old, builtin=False)
 
     return KindRules(default_cloneset, create, update, status_update)
-
-
-def register_cloneset_admission(get_pod: PodGetter | None = None) -> None:
-    """Install the CloneSet rules in the admission dispatch table."""
-    register(kruise.GROUP, kruise.CLONESET_KIND, cloneset_rules(get_pod))

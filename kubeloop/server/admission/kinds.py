@@ -1,8 +1,9 @@
 """Which defaults and rules apply to which kind: the admission dispatch table.
 
 Each built-in kind maps to a :class:`KindRules`; kinds without an entry (custom resources)
-get only the generic metadata rules. Another module can add a kind with :func:`register`
-(the CloneSet admission module does, for ``apps.kruise.io`` CloneSets).
+get only the generic metadata rules. The table is read-only: a server builds its registry of
+kinds from it plus the rules of the custom kinds it knows (CloneSets, whose rules read the
+server's own pods), and each served kind carries its rules from there.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from types import MappingProxyType
 from typing import Any
 
 from kubeloop.server.admission import apps, core_kinds, events, launchpriority, pods
@@ -53,7 +55,7 @@ class KindRules:
     mutate_on_create: CreateMutation = _no_create_mutation
 
 
-_RULES: dict[tuple[str, str], KindRules] = {
+_RULES: Mapping[tuple[str, str], KindRules] = {
     ("", "Pod"): KindRules(pods.default_pod, pods.validate_pod_create, pods.validate_pod_update,
                            pods.validate_pod_status_update, mutate_on_create=launchpriority.inject_launch_priority),
     ("", "Namespace"): KindRules(core_kinds.default_namespace, core_kinds.validate_namespace_create,
@@ -85,10 +87,9 @@ _RULES: dict[tuple[str, str], KindRules] = {
 }
 
 
-def register(group: str, kind: str, rules: KindRules) -> None:
-    """Add (or replace) the rules of a kind."""
-    _RULES[(group, kind)] = rules
+BUILTIN_RULES = MappingProxyType(dict(_RULES))
+"""The rules of every built-in kind that has its own."""
 
 
 def rules_for(group: str, kind: str) -> KindRules | None:
-    return _RULES.get((group, kind))
+    return BUILTIN_RULES.get((group, kind))

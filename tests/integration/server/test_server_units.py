@@ -19,7 +19,7 @@ from kubeloop.server.requests import (
     parse_int,
 )
 from kubeloop.server.routing import DiscoveryTarget, Target, resolve
-from kubeloop.server.storage import WatchEvent
+from kubeloop.server.storage import Storage, WatchEvent
 from kubeloop.server.strategy import bump_generation, generate_name, pod_qos_class
 from kubeloop.server.watch import filtered_line
 
@@ -94,7 +94,7 @@ def test_delete_options_refuse_both_orphan_and_policy() -> None:
     ("/api/v1/nodes/n1", "nodes", None, "n1", None),
 ])
 def test_routing(path: str, resource: str, namespace: str | None, name: str | None, subresource: str | None) -> None:
-    target = resolve(build_registry(), path)
+    target = resolve(build_registry(Storage.open(None, memory=True)), path)
     assert isinstance(target, Target)
     assert (target.info.resource, target.namespace, target.name, target.subresource) == (
         resource, namespace, name, subresource)
@@ -102,7 +102,7 @@ def test_routing(path: str, resource: str, namespace: str | None, name: str | No
 
 @pytest.mark.parametrize("path", ["/api", "/apis", "/api/v1", "/apis/apps", "/apis/apps/v1"])
 def test_routing_discovery(path: str) -> None:
-    assert isinstance(resolve(build_registry(), path), DiscoveryTarget)
+    assert isinstance(resolve(build_registry(Storage.open(None, memory=True)), path), DiscoveryTarget)
 
 
 @pytest.mark.parametrize("path", ["/", "/api/v2", "/apis/apps/v2/deployments", "/api/v1/namespaces/x/nodes",
@@ -110,7 +110,7 @@ def test_routing_discovery(path: str) -> None:
                                   "/apis/apps/v1/namespaces/d/controllerrevisions/r/scale", "/api/v1/widgets"])
 def test_routing_unknown_paths(path: str) -> None:
     with pytest.raises(ApiError) as caught:
-        resolve(build_registry(), path)
+        resolve(build_registry(Storage.open(None, memory=True)), path)
     assert caught.value.code == 404
 
 
@@ -192,7 +192,8 @@ def test_a_taken_generated_name_is_drawn_again(monkeypatch: pytest.MonkeyPatch) 
     from kubeloop.server.state import ServerState
     from kubeloop.server.storage import Storage
 
-    state = ServerState(Storage.open(None, memory=True), build_registry())
+    storage = Storage.open(None, memory=True)
+    state = ServerState(storage, build_registry(storage))
     bootstrap(state)
     info = state.registry.lookup("", "v1", "configmaps")
     assert info is not None
