@@ -1,5 +1,5 @@
 """The change between two objects equals the diff of their flat path maps (the skip of equal
-subtrees is only a shortcut)."""
+subtrees is only a shortcut), where a map on both sides is never added or removed itself."""
 
 from __future__ import annotations
 
@@ -38,7 +38,15 @@ deployments = st.fixed_dictionaries({
 def flat_compare(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
     before, after = _values(old, DEPLOYMENT), _values(new, DEPLOYMENT)
     modified = frozenset(p for p, v in after.items() if p in before and before[p] != v)
-    return Comparison(frozenset(after.keys() - before.keys()), frozenset(before.keys() - after.keys()), modified)
+
+    def still_a_map(path: tuple[str, ...], value: Any, other: dict[tuple[str, ...], Any]) -> bool:
+        # An empty map (a leaf) whose other side is a map with fields: the map stays.
+        return value == {} and any(q[:len(path)] == path and q[len(path)].startswith("f:")
+                                   for q in other if len(q) > len(path))
+
+    added = frozenset(p for p, v in after.items() if p not in before and not still_a_map(p, v, before))
+    removed = frozenset(p for p, v in before.items() if p not in after and not still_a_map(p, v, after))
+    return Comparison(added, removed, modified)
 
 
 @settings(max_examples=400, deadline=None)
