@@ -33,6 +33,7 @@ import orjson
 
 from kubeloop.api.status import ApiError, invalid_error, required
 from kubeloop.server.patch import FieldMeta, PatchSchema, patch_schema_for
+from kubeloop.server.patch.kinds import OBJECT_META
 from kubeloop.server.patch.schema import MERGE
 
 Obj = dict[str, Any]
@@ -118,9 +119,20 @@ def builtin_shape(group: str, kind: str) -> Shape:
     return _PatchShape(FieldMeta(schema=schema)) if schema is not None else OPEN_SHAPE
 
 
+class _CustomShape(_SchemaShape):
+    """A custom resource's root: its schema, but ``metadata`` is always an ObjectMeta (whose
+    ``finalizers`` are a set and ``ownerReferences`` keyed by ``uid``), as upstream, where
+    every custom resource's metadata has the ObjectMeta schema whatever the CRD declares."""
+
+    def child(self, name: str) -> Shape:
+        if name == "metadata":
+            return _PatchShape(FieldMeta(schema=OBJECT_META))
+        return super().child(name)
+
+
 def schema_shape(schema: Mapping[str, Any] | None) -> Shape:
     """The shape of a custom resource from its version's ``openAPIV3Schema``."""
-    return _SchemaShape(schema) if schema else OPEN_SHAPE
+    return _CustomShape(schema or {})
 
 
 def patch_shape(schema: PatchSchema) -> Shape:
@@ -261,9 +273,22 @@ def _diff(old: Any, new: Any, shape: Shape, prefix: Path, added: set[Path], remo
     after: dict[Path, Any] = {}
     _walk(old, shape, prefix, before)
     _walk(new, shape, prefix, after)
-    added.update(after.keys() - before.keys())
-    removed.update(before.keys() - after.keys())
     modified.update(p for p, v in after.items() if p in before and before[p] != v)
+    for gone in before.keys() - after.keys():
+        _sort_out(gone, before[gone], after, removed, modified)
+    for came in after.keys() - before.keys():
+        _sort_out(came, after[came], before, added, modified)
+
+
+def _sort_out(path: Path, leaf: Any, other: dict[Path, Any], alone: set[Path], modified: set[Path]) -> None:
+    """File a leaf that the other side lacks: alone, or modified when the other side holds a
+    map or list there instead (upstream compares a scalar against a map as a changed leaf),
+    or nowhere when both sides hold a map, or both a list (an empty one is the leaf)."""
+    below = [p[len(path)] for p in other if len(p) > len(path) and p[:len(path)] == path]
+    if not below:
+        alone.add(path)
+    elif not ((leaf == {} and below[0].startswith("f:")) or (leaf == [] and below[0].startswith(("k:", "v:")))):
+        modified.add(path)
 
 
 def encode_fields(paths: Iterable[Path]) -> Obj:
@@ -566,7 +591,8 @@ def _prune(merged: Obj, stale: Iterable[Path], held: FieldSet) -> None:
     null, which the typed objects drop).
     """
     above = {path[:i] for path in held for i in range(1, len(path))}
-    for path in sorted(stale, key=len, reverse=True):
+    # Shortest first: a list element goes whole, before its key fields could be taken from it.
+    for path in sorted(stale, key=len):
         if path in held or path in above:
             continue
         _remove(merged, path)
@@ -605,7 +631,9 @@ def apply_configuration(live: Mapping[str, Any] | None, config: Mapping[str, Any
         raise ApplyConflicts(conflicts)
     for o in owned:
         if o is not mine:
-            o.fields = o.fields - change.changed - change.removed
+            # Everyone loses what changed or went (upstream takes away added, modified, removed).
+            o.fields = frozenset(p for p in o.fields if p not in change.removed
+                                 and not _conflicts(p, change, set(), before, merged))
     mine.time = now
     entries = _write_entries(owned)
     old_entries = managed_fields_of(before)
