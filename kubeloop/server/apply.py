@@ -14,7 +14,9 @@ Pure functions on plain JSON objects, following upstream's structured-merge-diff
 * an **apply** merges the configuration into the live object; fields whose value it changes
   and that another manager owns are conflicts (409) unless ``force`` moves them to the applier;
   the applier then owns exactly the configuration's fields, and fields it owned before but no
-  longer applies are removed from the object when nobody else owns them.
+  longer applies are removed from the object when nobody owns them nor a field below them;
+* ``null`` in a configuration removes the field (it is never stored) and the applier owns
+  its absence; an applied empty keyed or set list owns nothing.
 
 Which lists are keyed comes from a :class:`Shape`: for built-in kinds the strategic-merge
 schema (a ``merge`` list with a merge key is keyed by it, one without a key of scalars is a
@@ -274,10 +276,10 @@ def _diff(old: Any, new: Any, shape: Shape, prefix: Path, added: set[Path], remo
     _walk(old, shape, prefix, before)
     _walk(new, shape, prefix, after)
     modified.update(p for p, v in after.items() if p in before and before[p] != v)
-    for gone in before.keys() - after.keys():
-        _sort_out(gone, before[gone], after, removed, modified)
-    for came in after.keys() - before.keys():
-        _sort_out(came, after[came], before, added, modified)
+    for lost in before.keys() - after.keys():
+        _sort_out(lost, before[lost], after, removed, modified)
+    for new_path in after.keys() - before.keys():
+        _sort_out(new_path, after[new_path], before, added, modified)
 
 
 def _sort_out(path: Path, leaf: Any, other: dict[Path, Any], alone: set[Path], modified: set[Path]) -> None:
@@ -499,9 +501,11 @@ def manager_from_user_agent(user_agent: str | None) -> str:
 
 
 def _without_nulls(value: Any) -> Any:
-    """A copy of a configuration value without its ``null`` map entries (they mean "absent")."""
+    """A copy of a configuration value without its ``null`` map entries (they mean "absent"),
+    nor the maps that only held nulls (``{}`` as written stays: it is an owned empty map)."""
     if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+        kept = {k: _without_nulls(v) for k, v in value.items() if v is not None}
+        return {k: v for k, v in kept.items() if v != {} or value[k] == {}}
     if isinstance(value, list):
         return [_without_nulls(v) for v in value]
     return value
@@ -515,9 +519,9 @@ def _merge(live: Any, config: Any, shape: Shape) -> Any:
                 merged.pop(name, None)
             elif name in merged:
                 merged[name] = _merge(merged[name], value, shape.child(name))
-            else:
-                # A new subtree still goes through the merge, so nulls inside it are dropped too.
-                merged[name] = _without_nulls(value)
+            elif (cleaned := _without_nulls(value)) != {} or value == {}:
+                # A new subtree loses its nulls, and is not created when it only held nulls.
+                merged[name] = cleaned
         return merged
     if isinstance(live, list) and isinstance(config, list):
         keys = shape.list_keys()

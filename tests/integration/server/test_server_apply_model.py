@@ -87,8 +87,13 @@ def owned_by_config(config: Any, kind: Kind, names: tuple[str, ...] = (), at: Fi
 
 
 def drop_nulls(value: Any) -> Any:
+    """Nulls are never stored, nor maps that held nothing but nulls."""
     if isinstance(value, dict):
-        return {k: drop_nulls(v) for k, v in value.items() if v is not None}
+        out = {}
+        for k, v in value.items():
+            if v is not None and (drop_nulls(v) != {} or v == {}):
+                out[k] = drop_nulls(v)
+        return out
     if isinstance(value, list):
         return [drop_nulls(v) for v in value]
     return value
@@ -102,7 +107,7 @@ def merge(live: Any, config: Any, kind: Kind, names: tuple[str, ...] = ()) -> An
                 out.pop(key, None)
             elif key in out:
                 out[key] = merge(out[key], value, kind, (*names, key))
-            else:
+            elif drop_nulls(value) != {} or value == {}:
                 out[key] = drop_nulls(value)
         return out
     if isinstance(live, list) and isinstance(config, list) and kind.list_type(names) == "keyed":
