@@ -14,7 +14,9 @@ Pure functions on plain JSON objects, following upstream's structured-merge-diff
 * an **apply** merges the configuration into the live object; fields whose value it changes
   and that another manager owns are conflicts (409) unless ``force`` moves them to the applier;
   the applier then owns exactly the configuration's fields, and fields it owned before but no
-  longer applies are removed from the object when nobody else owns them.
+  longer applies are removed from the object when nobody owns them nor a field below them;
+* ``null`` in a configuration removes the field (it is never stored) and the applier owns
+  its absence; an applied empty keyed or set list owns nothing.
 
 Which lists are keyed comes from a :class:`Shape`: for built-in kinds the strategic-merge
 schema (a ``merge`` list with a merge key is keyed by it, one without a key of scalars is a
@@ -33,6 +35,7 @@ import orjson
 
 from kubeloop.api.status import ApiError, invalid_error, required
 from kubeloop.server.patch import FieldMeta, PatchSchema, patch_schema_for
+from kubeloop.server.patch.kinds import OBJECT_META
 from kubeloop.server.patch.schema import MERGE
 
 Obj = dict[str, Any]
@@ -118,9 +121,20 @@ def builtin_shape(group: str, kind: str) -> Shape:
     return _PatchShape(FieldMeta(schema=schema)) if schema is not None else OPEN_SHAPE
 
 
+class _CustomShape(_SchemaShape):
+    """A custom resource's root: its schema, but ``metadata`` is always an ObjectMeta (whose
+    ``finalizers`` are a set and ``ownerReferences`` keyed by ``uid``), as upstream, where
+    every custom resource's metadata has the ObjectMeta schema whatever the CRD declares."""
+
+    def child(self, name: str) -> Shape:
+        if name == "metadata":
+            return _PatchShape(FieldMeta(schema=OBJECT_META))
+        return super().child(name)
+
+
 def schema_shape(schema: Mapping[str, Any] | None) -> Shape:
     """The shape of a custom resource from its version's ``openAPIV3Schema``."""
-    return _SchemaShape(schema) if schema else OPEN_SHAPE
+    return _CustomShape(schema or {})
 
 
 def patch_shape(schema: PatchSchema) -> Shape:
@@ -152,20 +166,24 @@ _MEMBER = object()
 """The value recorded for a keyed-list element, whose content is compared field by field."""
 
 
-def _walk(value: Any, shape: Shape, prefix: Path, out: dict[Path, Any]) -> None:
+def _walk(value: Any, shape: Shape, prefix: Path, out: dict[Path, Any], applied: bool = False) -> None:
     if isinstance(value, dict) and value:
         for name, child in value.items():
-            _walk(child, shape.child(str(name)), (*prefix, f"f:{name}"), out)
+            _walk(child, shape.child(str(name)), (*prefix, f"f:{name}"), out, applied)
     elif isinstance(value, list) and value and _keyed(value, shape.list_keys()):
         keys = shape.list_keys()
         for item in value:
             element = (*prefix, _key_element(item, keys))
             out[element] = _MEMBER
             for name, child in item.items():
-                _walk(child, shape.child(str(name)), (*element, f"f:{name}"), out)
+                _walk(child, shape.child(str(name)), (*element, f"f:{name}"), out, applied)
     elif isinstance(value, list) and value and shape.is_set() and _scalars(value):
         for item in value:
             out[(*prefix, "v:" + _json(item))] = item
+    elif applied and value == [] and (shape.list_keys() or shape.is_set()):
+        # An applied empty keyed or set list owns nothing (upstream's ToFieldSet visits its
+        # items and there are none); an empty map, an empty atomic list and null are leaves.
+        return
     elif prefix:
         out[prefix] = value
 
@@ -182,15 +200,22 @@ def _tracked(obj: Mapping[str, Any]) -> Obj:
     return tracked
 
 
-def _values(obj: Mapping[str, Any], shape: Shape) -> dict[Path, Any]:
+def _values(obj: Mapping[str, Any], shape: Shape, applied: bool = False) -> dict[Path, Any]:
     out: dict[Path, Any] = {}
-    _walk(_tracked(obj), shape, (), out)
+    _walk(_tracked(obj), shape, (), out, applied)
     return out
 
 
 def field_set(obj: Mapping[str, Any], shape: Shape) -> FieldSet:
     """The paths ``obj`` sets, without the server-owned metadata, type fields and status."""
     return frozenset(_values(obj, shape))
+
+
+def applied_field_set(config: Mapping[str, Any], shape: Shape) -> FieldSet:
+    """The paths an applier of ``config`` owns: :func:`field_set`, where ``null`` is a leaf
+    (the applier owns the field's absence) and an empty keyed or set list owns nothing, as
+    upstream's ``TypedValue.ToFieldSet``."""
+    return frozenset(_values(config, shape, applied=True))
 
 
 @dataclass(frozen=True)
@@ -213,9 +238,12 @@ class Comparison:
 def compare(old: Mapping[str, Any], new: Mapping[str, Any], shape: Shape) -> Comparison:
     """The paths added, removed and modified between ``old`` and ``new``.
 
-    Equal to diffing the two objects' flat path maps, but subtrees that compare equal are
-    skipped without being walked (the paths under a value depend on that value alone): a
-    status write or a label change does not walk the whole pod spec twice.
+    Equal to diffing the two objects' flat path maps, except that a map present on both sides
+    is never itself added or removed (``{}`` becoming ``{"k": "v"}`` adds ``k`` and nothing
+    else, as upstream's typed compare, which only promotes a map to a leaf when both sides are
+    empty). Subtrees that compare equal are skipped without being walked (the paths under a
+    value depend on that value alone): a status write or a label change does not walk the
+    whole pod spec twice.
     """
     added: set[Path] = set()
     removed: set[Path] = set()
@@ -228,7 +256,7 @@ def _diff(old: Any, new: Any, shape: Shape, prefix: Path, added: set[Path], remo
           modified: set[Path]) -> None:
     if old == new and type(old) is type(new):
         return
-    if isinstance(old, dict) and old and isinstance(new, dict) and new:
+    if isinstance(old, dict) and isinstance(new, dict):
         for name, value in old.items():
             child_prefix = (*prefix, f"f:{name}")
             if name in new:
@@ -247,9 +275,22 @@ def _diff(old: Any, new: Any, shape: Shape, prefix: Path, added: set[Path], remo
     after: dict[Path, Any] = {}
     _walk(old, shape, prefix, before)
     _walk(new, shape, prefix, after)
-    added.update(after.keys() - before.keys())
-    removed.update(before.keys() - after.keys())
     modified.update(p for p, v in after.items() if p in before and before[p] != v)
+    for lost in before.keys() - after.keys():
+        _sort_out(lost, before[lost], after, removed, modified)
+    for new_path in after.keys() - before.keys():
+        _sort_out(new_path, after[new_path], before, added, modified)
+
+
+def _sort_out(path: Path, leaf: Any, other: dict[Path, Any], alone: set[Path], modified: set[Path]) -> None:
+    """File a leaf that the other side lacks: alone, or modified when the other side holds a
+    map or list there instead (upstream compares a scalar against a map as a changed leaf),
+    or nowhere when both sides hold a map, or both a list (an empty one is the leaf)."""
+    below = [p[len(path)] for p in other if len(p) > len(path) and p[:len(path)] == path]
+    if not below:
+        alone.add(path)
+    elif not ((leaf == {} and below[0].startswith("f:")) or (leaf == [] and below[0].startswith(("k:", "v:")))):
+        modified.add(path)
 
 
 def encode_fields(paths: Iterable[Path]) -> Obj:
@@ -459,6 +500,17 @@ def manager_from_user_agent(user_agent: str | None) -> str:
     return name[:MAX_MANAGER_LENGTH]
 
 
+def _without_nulls(value: Any) -> Any:
+    """A copy of a configuration value without its ``null`` map entries (they mean "absent"),
+    nor the maps that only held nulls (``{}`` as written stays: it is an owned empty map)."""
+    if isinstance(value, dict):
+        kept = {k: _without_nulls(v) for k, v in value.items() if v is not None}
+        return {k: v for k, v in kept.items() if v != {} or value[k] == {}}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 def _merge(live: Any, config: Any, shape: Shape) -> Any:
     if isinstance(live, dict) and isinstance(config, dict):
         merged = dict(live)
@@ -467,8 +519,9 @@ def _merge(live: Any, config: Any, shape: Shape) -> Any:
                 merged.pop(name, None)
             elif name in merged:
                 merged[name] = _merge(merged[name], value, shape.child(name))
-            else:
-                merged[name] = copy.deepcopy(value)
+            elif (cleaned := _without_nulls(value)) != {} or value == {}:
+                # A new subtree loses its nulls, and is not created when it only held nulls.
+                merged[name] = cleaned
         return merged
     if isinstance(live, list) and isinstance(config, list):
         keys = shape.list_keys()
@@ -481,11 +534,11 @@ def _merge(live: Any, config: Any, shape: Shape) -> Any:
                 if element in by_key:
                     result[index[element]] = _merge(by_key[element], item, shape)
                 else:
-                    result.append(copy.deepcopy(item))
+                    result.append(_without_nulls(item))
             return result
         if shape.is_set() and _scalars(live) and _scalars(config):
             return live + [v for v in config if v not in live]
-    return copy.deepcopy(config)
+    return _without_nulls(config)
 
 
 def _remove(obj: Obj, path: Path) -> None:
@@ -515,7 +568,43 @@ def _step(node: Any, element: str) -> Any:
         for item in node:
             if isinstance(item, dict) and all(item.get(k) == v for k, v in key.items()):
                 return item
+    if kind == "v" and isinstance(node, list):
+        value = orjson.loads(body)
+        for item in node:
+            if item == value:
+                return item
     return None
+
+
+def _lookup(obj: Any, path: Path) -> Any:
+    """The value at ``path`` (``None`` when absent: stored objects hold no nulls)."""
+    node = obj
+    for element in path:
+        node = _step(node, element)
+        if node is None:
+            return None
+    return node
+
+
+def _prune(merged: Obj, stale: Iterable[Path], held: FieldSet) -> None:
+    """Remove the ``stale`` paths from ``merged``, keeping every path ``held`` or above one.
+
+    A path above a held one is a map or list whose members someone owns (upstream's
+    ``EnsureNamedFieldsAreMembers`` before pruning): removing it would take them along. A map
+    or list that a removal leaves empty goes too unless it is held itself (upstream sets it to
+    null, which the typed objects drop).
+    """
+    above = {path[:i] for path in held for i in range(1, len(path))}
+    # Shortest first: a list element goes whole, before its key fields could be taken from it.
+    for path in sorted(stale, key=len):
+        if path in held or path in above:
+            continue
+        _remove(merged, path)
+        for depth in range(len(path) - 1, 0, -1):
+            parent = path[:depth]
+            if parent in held or _lookup(merged, parent) not in ({}, []):
+                break
+            _remove(merged, parent)
 
 
 def apply_configuration(live: Mapping[str, Any] | None, config: Mapping[str, Any], shape: Shape,
@@ -523,7 +612,9 @@ def apply_configuration(live: Mapping[str, Any] | None, config: Mapping[str, Any
     """The object after ``manager`` applies ``config`` to ``live`` (``None``: create).
 
     Returns a new object with its ``managedFields`` set; raises :class:`ApplyConflicts` when
-    the configuration changes fields other managers own and ``force`` is off.
+    the configuration changes fields other managers own and ``force`` is off. As upstream's
+    ``merge.Updater.Apply``: merge, prune what the applier owned before and nobody owns now,
+    then compare the result with ``live`` for conflicts and ownership.
     """
     before: Obj = copy.deepcopy(dict(live)) if live is not None else {}
     applied = _tracked(config)
@@ -531,24 +622,23 @@ def apply_configuration(live: Mapping[str, Any] | None, config: Mapping[str, Any
     merged["apiVersion"] = config.get("apiVersion", before.get("apiVersion"))
     merged["kind"] = config.get("kind", before.get("kind"))
     owned = _read_entries(managed_fields_of(before))
+    mine = _entry_of(owned, manager, now)
+    previous = mine.fields
+    mine.fields = applied_field_set(applied, shape)
+    held = frozenset().union(*(o.fields for o in owned))
+    _prune(merged, previous - held, held)
     change = compare(before, merged, shape)
-    conflicts = [Conflict(o.manager, p) for o in owned if o.manager.identity() != manager.identity()
-                 for p in sorted(o.fields & change.changed)]
+    nulled = {p for p, v in _values(applied, shape, applied=True).items() if v is None}
+    conflicts = [Conflict(o.manager, p) for o in owned if o is not mine
+                 for p in sorted(o.fields) if _conflicts(p, change, nulled, before, merged)]
     if conflicts and not force:
         raise ApplyConflicts(conflicts)
     for o in owned:
-        if o.manager.identity() != manager.identity():
-            o.fields = o.fields - change.changed - change.removed
-    mine = _entry_of(owned, manager, now)
-    previous = mine.fields
-    mine.fields = field_set(applied, shape)
-    mine.time = now
-    others: set[Path] = set()
-    for o in owned:
         if o is not mine:
-            others |= o.fields
-    for path in sorted(previous - mine.fields - others, key=len, reverse=True):
-        _remove(merged, path)
+            # Everyone loses what changed or went (upstream takes away added, modified, removed).
+            o.fields = frozenset(p for p in o.fields if p not in change.removed
+                                 and not _conflicts(p, change, set(), before, merged))
+    mine.time = now
     entries = _write_entries(owned)
     old_entries = managed_fields_of(before)
     if change.empty() and _ownership(entries) == _ownership(old_entries):
@@ -557,3 +647,19 @@ def apply_configuration(live: Mapping[str, Any] | None, config: Mapping[str, Any
         entries = old_entries
     merged.setdefault("metadata", {})["managedFields"] = entries
     return merged
+
+
+def _conflicts(path: Path, change: Comparison, nulled: set[Path], before: Obj, merged: Obj) -> bool:
+    """Whether applying changes the value at ``path``, which another manager owns.
+
+    As upstream, where conflicts are the owned paths the typed compare of live and applied
+    objects reports added or modified: a leaf added or changed, a leaf the configuration
+    nulls (compared as a value, it changed), and a map or list appearing where the owner
+    holds the field's absence. A leaf that goes because its parent changed type does not
+    conflict (the compare reports it removed).
+    """
+    if path in change.changed:
+        return True
+    if path in nulled and path in change.removed:
+        return True
+    return _lookup(before, path) is None and _lookup(merged, path) is not None

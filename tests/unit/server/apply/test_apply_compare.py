@@ -1,5 +1,6 @@
 """The change between two objects equals the diff of their flat path maps (the skip of equal
-subtrees is only a shortcut)."""
+subtrees is only a shortcut), where a map on both sides is never added or removed itself and a
+leaf that became a map or list (or the reverse) is modified."""
 
 from __future__ import annotations
 
@@ -37,8 +38,22 @@ deployments = st.fixed_dictionaries({
 
 def flat_compare(old: dict[str, Any], new: dict[str, Any]) -> Comparison:
     before, after = _values(old, DEPLOYMENT), _values(new, DEPLOYMENT)
-    modified = frozenset(p for p, v in after.items() if p in before and before[p] != v)
-    return Comparison(frozenset(after.keys() - before.keys()), frozenset(before.keys() - after.keys()), modified)
+    modified = {p for p, v in after.items() if p in before and before[p] != v}
+
+    def alone(path: tuple[str, ...], leaf: Any, other: dict[tuple[str, ...], Any]) -> bool:
+        # A leaf the other side lacks: the other side has nothing below it (then alone), a map
+        # for an empty map or a list for an empty list (then nothing), or anything else there
+        # (then the leaf is modified).
+        below = [q[len(path)] for q in other if len(q) > len(path) and q[:len(path)] == path]
+        if not below:
+            return True
+        if not ((leaf == {} and below[0].startswith("f:")) or (leaf == [] and below[0][0] in "kv")):
+            modified.add(path)
+        return False
+
+    added = frozenset(p for p, v in after.items() if p not in before and alone(p, v, before))
+    removed = frozenset(p for p, v in before.items() if p not in after and alone(p, v, after))
+    return Comparison(added, removed, frozenset(modified))
 
 
 @settings(max_examples=400, deadline=None)
