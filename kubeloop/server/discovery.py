@@ -66,6 +66,9 @@ def _resource_entries(info: ResourceInfo) -> list[Obj]:
     if info.status:
         entries.append({"name": f"{info.resource}/status", "singularName": "", "namespaced": info.namespaced,
                         "kind": info.kind, "verbs": list(SUBRESOURCE_VERBS)})
+    if info.group == "" and info.resource == "namespaces":
+        entries.append({"name": "namespaces/finalize", "singularName": "", "namespaced": False, "kind": "Namespace",
+                        "verbs": ["update"]})
     if info.group == "" and info.resource == "pods":
         entries.append({"name": "pods/binding", "singularName": "", "namespaced": True, "kind": "Binding",
                         "verbs": ["create"]})

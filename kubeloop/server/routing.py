@@ -104,4 +104,6 @@ def _has_subresource(info: ResourceInfo, subresource: str) -> bool:
         return info.scale is not None
     if subresource == "binding":
         return info.group == "" and info.resource == "pods"
+    if subresource == "finalize":
+        return info.group == "" and info.resource == "namespaces"
     return False

@@ -35,6 +35,10 @@ class ServerState:
     """Called with (old, new) after a CRD is stored or removed, to (re)serve its resources."""
     watchers: set[Watcher] = field(default_factory=set)
     """Open watch streams, closed at shutdown so that no request outlives the server."""
+    on_namespace_created: list[Callable[[str], None]] = field(default_factory=list)
+    """Called with the name of each namespace just stored (to create its default content)."""
+    root_ca: str = ""
+    """The cluster CA certificate (PEM) published in every namespace; empty when unknown."""
 
     _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
 
@@ -54,6 +58,10 @@ class ServerState:
         info = self.registry.lookup("", "v1", "namespaces")
         assert info is not None, "namespaces are always served"
         return info
+
+    def namespace_created(self, name: str) -> None:
+        for callback in self.on_namespace_created:
+            callback(name)
 
     def crd_changed(self, old: Obj | None, new: Obj | None) -> None:
         for callback in self.on_crd_change:

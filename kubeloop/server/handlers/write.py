@@ -69,5 +69,6 @@ async def handle_update(state: ServerState, request: web.Request, target: Target
     check_type(info, obj)
     check_identity(info, target, obj, current)
     stored = update_object(state, info, obj, current, status=target.subresource == "status", dry_run=dry_run,
-                           manager=update_manager(request, target, obj.get("apiVersion")))
+                           manager=update_manager(request, target, obj.get("apiVersion")),
+                           finalize=target.subresource == "finalize")
     return json_response(present(info, stored))
