@@ -36,7 +36,7 @@ from kubeloop.server.state import ServerState
 
 Obj = dict[str, Any]
 
-CHUNK_SIZE = 200
+CHUNK_SIZE = 100
 """Objects deleted between two yields to the event loop."""
 FINALIZER_ESTIMATE_SECONDS = 15
 """Upstream's default wait for objects held by finalizers."""
