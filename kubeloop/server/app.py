@@ -41,6 +41,8 @@ from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
+from kubeloop.server.namespace_defaults import ensure_namespace_defaults
+from kubeloop.server.namespace_finalizer import NamespaceFinalizer
 from kubeloop.server.objects import create_object
 from kubeloop.server.openapi import OpenAPIService
 from kubeloop.server.openapi import http as openapi_http
@@ -143,7 +145,12 @@ def build_registry(storage: Storage) -> Registry:
 
 
 def bootstrap(state: ServerState) -> None:
-    """Default namespaces and built-in CRDs exist from the start (created only when missing)."""
+    """Default namespaces and built-in CRDs exist from the start (created only when missing).
+
+    Namespaces created from now on get their default content (``default`` ServiceAccount,
+    ``kube-root-ca.crt``) as they are stored.
+    """
+    state.on_namespace_created.append(lambda name: ensure_namespace_defaults(state, name))
     namespaces = state.namespace_info()
     for name in DEFAULT_NAMESPACES:
         if state.storage.get(namespaces.resource_type, "", name) is None:
@@ -186,6 +193,7 @@ class KubeServer:
         self._listener: asyncio.Server | None = None
         self._protocols: set[RequestHandler] = set()
         self.port = config.port
+        self.namespace_finalizer: NamespaceFinalizer | None = None
 
     def _track(self, protocol: RequestHandler) -> None:
         """Remember a connection so that ``stop`` can abort it (handlers are not weak-referenceable)."""
@@ -211,10 +219,11 @@ class KubeServer:
         gc.freeze()
         try:
             state = ServerState(storage, build_registry(storage))
-            crd.install(state)
-            bootstrap(state)
             credentials = ensure_credentials(config.data_dir, config.host)
             state.admin_token = credentials.token
+            state.root_ca = credentials.ca_cert.read_text()
+            crd.install(state)
+            bootstrap(state)
             tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             tls.load_cert_chain(credentials.server_cert, credentials.server_key)
             app = build_app(state, credentials.token, config.ready_check)
@@ -234,6 +243,9 @@ class KubeServer:
             storage.close()
             raise
         self.state, self.credentials, self._runner, self._listener = state, credentials, runner, listener
+        # After the listener: a terminating namespace resumed now is emptied while clients are served.
+        self.namespace_finalizer = NamespaceFinalizer(state)
+        self.namespace_finalizer.start()
         if listener.sockets:
             self.port = int(listener.sockets[0].getsockname()[1])
         write_kubeconfig(self.kubeconfig_path, self.url, credentials)
@@ -243,6 +255,9 @@ class KubeServer:
         listener, self._listener = self._listener, None
         if listener is not None:
             listener.close()
+        finalizer, self.namespace_finalizer = self.namespace_finalizer, None
+        if finalizer is not None:
+            await finalizer.stop()
         # Closing a TLS connection waits for the peer's close_notify; remember every transport
         # now (the handlers forget theirs on close) so that what is still open can be aborted.
         transports = [p.transport for p in self._protocols if p.transport is not None]

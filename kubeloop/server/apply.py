@@ -35,7 +35,7 @@ import orjson
 
 from kubeloop.api.status import ApiError, invalid_error, required
 from kubeloop.server.patch import FieldMeta, PatchSchema, patch_schema_for
-from kubeloop.server.patch.kinds import OBJECT_META
+from kubeloop.server.patch.kinds import object_meta_schema
 from kubeloop.server.patch.schema import MERGE
 
 Obj = dict[str, Any]
@@ -128,7 +128,7 @@ class _CustomShape(_SchemaShape):
 
     def child(self, name: str) -> Shape:
         if name == "metadata":
-            return _PatchShape(FieldMeta(schema=OBJECT_META))
+            return _PatchShape(FieldMeta(schema=object_meta_schema()))
         return super().child(name)
 
 

@@ -117,9 +117,9 @@ async def _resource(state: ServerState, request: web.Request, target: Target) ->
     collection = target.is_collection
     if info.virtual:
         return await _virtual(state, request, target)
-    if target.subresource not in (None, "status", "scale", "binding"):
+    if target.subresource not in (None, "status", "scale", "binding", "finalize"):
         return await _other_subresource(state, request, target)
-    if method == "GET":
+    if method == "GET" and target.subresource != "finalize":
         if collection:
             watch = request.query.get("watch")
             if watch and parse_bool("watch", watch):
@@ -135,6 +135,9 @@ async def _resource(state: ServerState, request: web.Request, target: Target) ->
         _require_verb(info, "create")
         return await handle_binding(state, request, target)
     if target.subresource == "binding":
+        raise _method_not_allowed()
+    if target.subresource == "finalize" and method != "PUT":
+        # Upstream's namespaces/finalize serves update only.
         raise _method_not_allowed()
     if method == "POST":
         if not collection or (info.namespaced and target.namespace is None):

@@ -16,17 +16,24 @@ from kubeloop.api.status import (
     ApiError,
     already_exists_error,
     conflict_error,
-    forbidden_error,
     generate_name_conflict_error,
     invalid_error,
-    not_found_error,
     required,
 )
 from kubeloop.server import crd
 from kubeloop.server.admit import admit_create, admit_status_update, admit_update
 from kubeloop.server.apply import Manager, Shape, builtin_shape, record_update, schema_shape
+from kubeloop.server.namespace_lifecycle import (
+    check_deletable,
+    check_open_for_create,
+    is_finalized,
+    is_terminating,
+    keep_spec_finalizers,
+    mark_terminating,
+)
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import DeleteOptions
+from kubeloop.server.serviceaccount_admission import admit_pod_service_account
 from kubeloop.server.state import ServerState, copy_object
 from kubeloop.server.storage import KeyExists, StorageError
 from kubeloop.server.strategy import (
@@ -81,7 +88,10 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
     meta = obj["metadata"]
     namespace = meta.get("namespace") or ""
     if info.namespaced:
-        _check_namespace_open(state, namespace, info, str(meta.get("name") or ""))
+        check_open_for_create(info, obj, namespace,
+                              state.storage.get(state.namespace_info().resource_type, "", namespace))
+    if info.group == "" and info.resource == "pods":
+        admit_pod_service_account(obj, namespace, state.storage.get)
     generated = False
     if not meta.get("name") and meta.get("generateName"):
         # As upstream's RetryGenerateName (on by default since 1.31): a generated name that is
@@ -115,19 +125,9 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
         raise already_exists_error(info.resource, info.group, name) from None
     if _is_crd(info):
         state.crd_changed(None, stored)
+    if _is_namespace(info):
+        state.namespace_created(name)
     return stored
-
-
-def _check_namespace_open(state: ServerState, namespace: str, info: ResourceInfo, name: str) -> None:
-    """NamespaceLifecycle admission: 404 for a missing namespace; 403 (admission.NewForbidden:
-    the created object's resource and name) for one being terminated."""
-    found = state.storage.get(state.namespace_info().resource_type, "", namespace)
-    if found is None:
-        raise not_found_error("namespaces", "", namespace)
-    if found["metadata"].get("deletionTimestamp"):
-        raise forbidden_error(info.resource, info.group, name,
-                              f"unable to create new content in namespace {namespace} because it is being "
-                              "terminated")
 
 
 def _requested_entries(obj: Obj) -> list[Any]:
@@ -136,8 +136,11 @@ def _requested_entries(obj: Obj) -> list[Any]:
 
 
 def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: Obj, *, status: bool,
-                  dry_run: bool, manager: Manager | None = None) -> Obj:
+                  dry_run: bool, manager: Manager | None = None, finalize: bool = False) -> Obj:
     """Replace ``old`` by ``requested`` (main endpoint, or ``/status`` when ``status``).
+
+    ``finalize`` (namespaces' ``/finalize``): like the main endpoint, but ``spec.finalizers``
+    may change and ``status`` never does; on the main endpoint they are kept as stored.
 
     ``requested`` is a private copy whose name and namespace were checked. No-op updates store
     nothing and return ``old``; an update that leaves a deleted object without finalizers
@@ -150,6 +153,8 @@ def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: O
     else:
         new = requested
         reset_status_on_main(info, new, old)
+        if _is_namespace(info) and not finalize:
+            keep_spec_finalizers(new, old)
     carry_system_metadata(new, old)
     extra = finalizer_errors(new, old)
     if status:
@@ -179,7 +184,7 @@ def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: O
                                       expected_rv=int(old["metadata"]["resourceVersion"]))
     except StorageError as error:
         raise _store_failure(info, name, error) from None
-    if is_finalized_deletion(stored):
+    if is_finalized_deletion(stored) and (not _is_namespace(info) or is_finalized(stored)):
         return _remove(state, info, stored)
     if _is_crd(info):
         state.crd_changed(old, stored)
@@ -187,11 +192,14 @@ def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: O
 
 
 def _remove(state: ServerState, info: ResourceInfo, current: Obj) -> Obj:
-    """Delete ``current`` from the store now, with the cascades namespaces and CRDs need."""
+    """Delete ``current`` from the store now, with the cascade CRDs need.
+
+    A namespace's content is not touched here: the namespace finalizer
+    (:mod:`kubeloop.server.namespace_finalizer`) deleted it before the namespace's
+    ``kubernetes`` finalizer was removed, as upstream's namespace controller does.
+    """
     meta = current["metadata"]
     name = meta["name"]
-    if _is_namespace(info):
-        _purge_namespace(state, name)
     if _is_crd(info):
         _purge_custom_resources(state, current)
     try:
@@ -202,14 +210,6 @@ def _remove(state: ServerState, info: ResourceInfo, current: Obj) -> Obj:
     if _is_crd(info):
         state.crd_changed(current, None)
     return deleted
-
-
-def _purge_namespace(state: ServerState, namespace: str) -> None:
-    # No namespace controller runs here: the namespace's content goes with it, at once.
-    for info in state.registry.namespaced_types():
-        items, _, _ = state.storage.list(info.resource_type, namespace)
-        for item in items:
-            state.storage.delete(info.resource_type, namespace, item["metadata"]["name"])
 
 
 def _purge_custom_resources(state: ServerState, definition: Obj) -> None:
@@ -267,6 +267,8 @@ def delete_object(state: ServerState, info: ResourceInfo, current: Obj, options:
                              f"{options.precondition_resource_version}, ResourceVersion in object meta: "
                              f"{meta.get('resourceVersion')}")
     finalizers = _finalizers_after(list(meta.get("finalizers") or []), options)
+    if _is_namespace(info):
+        return _delete_namespace(state, info, current, finalizers, options)
     grace = _pod_grace(current, options) if info.graceful else 0
     being_deleted = bool(meta.get("deletionTimestamp"))
     if being_deleted and info.graceful:
@@ -294,3 +296,31 @@ def delete_object(state: ServerState, info: ResourceInfo, current: Obj, options:
     except StorageError as error:
         raise _store_failure(info, name, error) from None
     return stored, False
+
+
+def _delete_namespace(state: ServerState, info: ResourceInfo, current: Obj, finalizers: list[str],
+                      options: DeleteOptions) -> tuple[Obj, bool]:
+    """DELETE of a namespace, as upstream's namespace storage ``Delete``.
+
+    The first one marks it Terminating (the namespace finalizer then empties it); later ones
+    answer it unchanged while ``spec.finalizers`` remain, and delete it once they are gone
+    (unless ``metadata.finalizers`` still hold it).
+    """
+    name = current["metadata"]["name"]
+    check_deletable(name)
+    if not is_terminating(current):
+        new = copy_object(current)
+        mark_terminating(new, state.now_text(), finalizers)
+        if options.dry_run:
+            return new, False
+        try:
+            stored = state.storage.update(info.resource_type, new,
+                                          expected_rv=int(current["metadata"]["resourceVersion"]))
+        except StorageError as error:
+            raise _store_failure(info, name, error) from None
+        return stored, False
+    if not is_finalized(current) or current["metadata"].get("finalizers"):
+        return current, False
+    if options.dry_run:
+        return current, True
+    return _remove(state, info, current), True

@@ -37,6 +37,10 @@ class ServerState:
     """Open watch streams, closed at shutdown so that no request outlives the server."""
     admin_token: str = ""
     """The bearer token of the cluster administrator (token reviews recognise it)."""
+    on_namespace_created: list[Callable[[str], None]] = field(default_factory=list)
+    """Called with the name of each namespace just stored (to create its default content)."""
+    root_ca: str = ""
+    """The cluster CA certificate (PEM) published in every namespace; empty when unknown."""
 
     _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
 
@@ -56,6 +60,10 @@ class ServerState:
         info = self.registry.lookup("", "v1", "namespaces")
         assert info is not None, "namespaces are always served"
         return info
+
+    def namespace_created(self, name: str) -> None:
+        for callback in self.on_namespace_created:
+            callback(name)
 
     def crd_changed(self, old: Obj | None, new: Obj | None) -> None:
         for callback in self.on_crd_change:

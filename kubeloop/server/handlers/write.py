@@ -75,5 +75,6 @@ async def handle_update(state: ServerState, request: web.Request, target: Target
     warnings = decode_typed(info, obj, request)
     check_identity(info, target, obj, current)
     stored = update_object(state, info, obj, current, status=target.subresource == "status", dry_run=dry_run,
-                           manager=update_manager(request, target, obj.get("apiVersion")))
+                           manager=update_manager(request, target, obj.get("apiVersion")),
+                           finalize=target.subresource == "finalize")
     return json_response(present(info, stored), 200, warnings)

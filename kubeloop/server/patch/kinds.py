@@ -107,6 +107,11 @@ def definition_schema(name: str) -> PatchSchema:
     return _builder().schema(name)
 
 
+def object_meta_schema() -> PatchSchema:
+    """The strategic-merge schema of ``metadata`` (``ObjectMeta``), custom resources' included."""
+    return _builder().schema("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
+
+
 def kinds_with_schema() -> list[tuple[str, str]]:
     """Every ``(group, kind)`` that has a schema, for discovery and tests."""
     return sorted(_by_group_kind())

@@ -39,7 +39,7 @@ async def test_informer_syncs_and_follows_changes(client: ApiClient) -> None:
     ))
     await factory.start()
     assert await factory.wait_for_cache_sync(10)
-    assert len(informer.indexer) == 7
+    assert len(informer.indexer) == 8  # and the namespace's kube-root-ca.crt
     await client.patch(CONFIG_MAPS, "c1", {"data": {"v": "2"}}, namespace="default")
     await client.delete(CONFIG_MAPS, "c2", namespace="default")
     await until(lambda: ("delete", "c2") in events)
@@ -69,7 +69,8 @@ async def test_relist_after_410_with_a_small_watch_window(start_server: StartSer
             await api.create(CONFIG_MAPS, cm(f"n{i}"), namespace="default")
         await api.delete(CONFIG_MAPS, "keep", namespace="default")
         paused._resume()
-        await until(lambda: len(informer.indexer) == 12 and informer.indexer.get("default/keep") is None)
+        # The 12 new ones and the namespace's kube-root-ca.crt.
+        await until(lambda: len(informer.indexer) == 13 and informer.indexer.get("default/keep") is None)
         assert informer.reflector.lists > lists_before
         assert len(deleted) == 1
         await informer.stop()

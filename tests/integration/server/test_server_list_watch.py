@@ -51,13 +51,14 @@ def test_paging_with_limit_and_continue(cluster: Cluster) -> None:
         cluster.core.create_namespaced_config_map("default", {"metadata": {"name": f"cm-{index}"}})
     first = cluster.core.list_namespaced_config_map("default", limit=3)
     assert _names(first.items) == ["cm-0", "cm-1", "cm-2"]
-    assert first.metadata.remaining_item_count == 4
+    # Every namespace also holds the kube-root-ca.crt ConfigMap, listed after the cm-* names.
+    assert first.metadata.remaining_item_count == 5
     cluster.core.create_namespaced_config_map("default", {"metadata": {"name": "cm-9"}})
     second = cluster.core.list_namespaced_config_map("default", limit=3, _continue=first.metadata._continue)
     assert _names(second.items) == ["cm-3", "cm-4", "cm-5"]
     assert second.metadata.resource_version == first.metadata.resource_version
     third = cluster.core.list_namespaced_config_map("default", limit=3, _continue=second.metadata._continue)
-    assert _names(third.items) == ["cm-6", "cm-9"]
+    assert _names(third.items) == ["cm-6", "cm-9", "kube-root-ca.crt"]
     assert third.metadata._continue is None
     with pytest.raises(ApiException) as caught:
         cluster.core.list_namespaced_config_map("default", _continue="not-a-token")
@@ -95,7 +96,8 @@ def test_list_items_and_revision(cluster: Cluster) -> None:
     created = cluster.core.create_namespaced_config_map("default", {"metadata": {"name": "cm"}})
     listed = cluster.core.list_config_map_for_all_namespaces()
     assert int(listed.metadata.resource_version) >= int(created.metadata.resource_version)
-    assert _names(listed.items) == ["cm"]
+    # Besides "cm", each of the four default namespaces holds its kube-root-ca.crt.
+    assert _names(listed.items) == ["cm", *["kube-root-ca.crt"] * 4]
 
 
 def _events(cluster: Cluster, function: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tuple[str, str]]:
@@ -106,7 +108,8 @@ def _events(cluster: Cluster, function: Callable[..., Any], *args: Any, **kwargs
 def test_watch_from_scratch_sends_current_state_then_ends_at_timeout(cluster: Cluster) -> None:
     cluster.core.create_namespaced_config_map("default", {"metadata": {"name": "a"}})
     cluster.core.create_namespaced_config_map("default", {"metadata": {"name": "b"}})
-    assert _events(cluster, cluster.core.list_namespaced_config_map, "default") == [("ADDED", "a"), ("ADDED", "b")]
+    assert _events(cluster, cluster.core.list_namespaced_config_map, "default") == [
+        ("ADDED", "a"), ("ADDED", "b"), ("ADDED", "kube-root-ca.crt")]
 
 
 def test_watch_from_a_revision_streams_changes_with_delete_revision(cluster: Cluster) -> None:
@@ -142,7 +145,8 @@ def test_watch_bookmarks_carry_the_current_revision(cluster: Cluster) -> None:
         "GET", "/api/v1/namespaces/default/configmaps?watch=True&allowWatchBookmarks=True&timeoutSeconds=1")
     assert status == 200
     lines = [orjson.loads(line) for line in body.splitlines()]
-    assert [line["type"] for line in lines] == ["ADDED", "BOOKMARK"]
+    # "a" and the namespace's kube-root-ca.crt.
+    assert [line["type"] for line in lines] == ["ADDED", "ADDED", "BOOKMARK"]
     bookmark = lines[-1]["object"]
     assert bookmark["kind"] == "ConfigMap" and bookmark["apiVersion"] == "v1"
     assert int(bookmark["metadata"]["resourceVersion"]) >= int(lines[0]["object"]["metadata"]["resourceVersion"])
@@ -183,7 +187,8 @@ def test_watch_across_namespaces_and_events_k8s_io(cluster: Cluster) -> None:
     cluster.core.create_namespaced_config_map("team", {"metadata": {"name": "x"}})
     cluster.core.create_namespaced_config_map("default", {"metadata": {"name": "y"}})
     events = _events(cluster, cluster.core.list_config_map_for_all_namespaces, resource_version=start)
-    assert events == [("ADDED", "x"), ("ADDED", "y")]
+    # The new namespace's kube-root-ca.crt is created with it, before "x".
+    assert events == [("ADDED", "kube-root-ca.crt"), ("ADDED", "x"), ("ADDED", "y")]
 
 
 def test_watch_list_ends_initial_events_with_an_annotated_bookmark(cluster: Cluster) -> None:
@@ -192,7 +197,8 @@ def test_watch_list_ends_initial_events_with_an_annotated_bookmark(cluster: Clus
                                          "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1")
     assert status == 200
     lines = [orjson.loads(line) for line in body.splitlines()]
-    assert [line["type"] for line in lines[:2]] == ["ADDED", "BOOKMARK"]
-    marker = lines[1]["object"]["metadata"]
+    # "a" (the newest) and the namespace's kube-root-ca.crt, then the bookmark.
+    assert [line["type"] for line in lines[:3]] == ["ADDED", "ADDED", "BOOKMARK"]
+    marker = lines[2]["object"]["metadata"]
     assert marker["annotations"] == {"k8s.io/initial-events-end": "true"}
     assert marker["resourceVersion"] == lines[0]["object"]["metadata"]["resourceVersion"]

@@ -97,14 +97,15 @@ TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
 
 def test_table_output_for_get_list_and_watch(cluster: Cluster) -> None:
-    cluster.raw("POST", PODS, body=b'{"metadata":{"name":"t"},"data":{"a":"b"}}')
-    for path in (PODS, f"{PODS}/t"):
+    # "a" lists before the namespace's kube-root-ca.crt.
+    cluster.raw("POST", PODS, body=b'{"metadata":{"name":"a"},"data":{"a":"b"}}')
+    for path in (PODS, f"{PODS}/a"):
         status, _, body = cluster.raw("GET", path, headers={"Accept": TABLE_ACCEPT})
         assert status == 200
         table = orjson.loads(body)
         assert table["kind"] == "Table"
         assert table["columnDefinitions"][0]["name"] == "Name"
-        assert table["rows"][0]["cells"][0] == "t"
+        assert table["rows"][0]["cells"][0] == "a"
     status, _, body = cluster.raw("GET", f"{PODS}?watch=1&timeoutSeconds=1", headers={"Accept": TABLE_ACCEPT})
     event = orjson.loads(body.splitlines()[0])
     assert event["type"] == "ADDED" and event["object"]["kind"] == "Table"
