@@ -1,15 +1,18 @@
 """Resources by group, version and plural name, and the URL paths built from them.
 
 A :class:`Resource` is what discovery returns for one ``APIResource``: enough to build every
-URL of that resource without further lookups. The constants below cover the kinds the
-kubeloop controllers and most user controllers touch, so common calls need no discovery;
-anything else (CRDs included) is resolved by :class:`kubeloop.client.Discovery`.
+URL of that resource without further lookups. Every built-in resource of Kubernetes 1.33 is
+known without discovery (from the catalog the embedded server serves, so the two cannot
+disagree); the constants below name the ones kubeloop's controllers touch. Anything else (CRDs
+included) is resolved by :class:`kubeloop.client.Discovery`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from urllib.parse import quote
+
+from kubeloop.api.catalog import CATALOG, Entry, find
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,52 +71,42 @@ class Resource:
         return "".join(parts)
 
 
-_ALL_VERBS = frozenset({"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"})
-_STATUS = frozenset({"status"})
-_STATUS_SCALE = frozenset({"status", "scale"})
+def from_catalog(entry: Entry) -> Resource:
+    """The client's view of a built-in resource from the shared catalog of served resources."""
+    return Resource(entry.group, entry.version, entry.resource, entry.kind, entry.namespaced,
+                    entry.subresource_names, entry.short_names, entry.singular, frozenset(entry.verbs))
 
 
-def _r(group: str, version: str, plural: str, kind: str, namespaced: bool = True,
-       subresources: frozenset[str] = frozenset(), short: tuple[str, ...] = ()) -> Resource:
-    return Resource(group, version, plural, kind, namespaced, subresources, short,
-                    kind.lower(), _ALL_VERBS)
+def _builtin(group: str, plural: str) -> Resource:
+    return from_catalog(find(group, plural))
 
 
-PODS = _r("", "v1", "pods", "Pod", subresources=frozenset({"status", "log", "eviction", "binding"}),
-          short=("po",))
-SERVICES = _r("", "v1", "services", "Service", subresources=_STATUS, short=("svc",))
-CONFIG_MAPS = _r("", "v1", "configmaps", "ConfigMap", short=("cm",))
-SECRETS = _r("", "v1", "secrets", "Secret")
-NAMESPACES = _r("", "v1", "namespaces", "Namespace", False, frozenset({"status", "finalize"}), ("ns",))
-NODES = _r("", "v1", "nodes", "Node", False, _STATUS, ("no",))
-EVENTS = _r("", "v1", "events", "Event", short=("ev",))
-ENDPOINTS = _r("", "v1", "endpoints", "Endpoints", short=("ep",))
-SERVICE_ACCOUNTS = _r("", "v1", "serviceaccounts", "ServiceAccount", short=("sa",))
-PERSISTENT_VOLUME_CLAIMS = _r("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim",
-                              subresources=_STATUS, short=("pvc",))
-PERSISTENT_VOLUMES = _r("", "v1", "persistentvolumes", "PersistentVolume", False, _STATUS, ("pv",))
-REPLICATION_CONTROLLERS = _r("", "v1", "replicationcontrollers", "ReplicationController",
-                             subresources=_STATUS_SCALE, short=("rc",))
-DEPLOYMENTS = _r("apps", "v1", "deployments", "Deployment", subresources=_STATUS_SCALE, short=("deploy",))
-REPLICA_SETS = _r("apps", "v1", "replicasets", "ReplicaSet", subresources=_STATUS_SCALE, short=("rs",))
-STATEFUL_SETS = _r("apps", "v1", "statefulsets", "StatefulSet", subresources=_STATUS_SCALE, short=("sts",))
-DAEMON_SETS = _r("apps", "v1", "daemonsets", "DaemonSet", subresources=_STATUS, short=("ds",))
-CONTROLLER_REVISIONS = _r("apps", "v1", "controllerrevisions", "ControllerRevision")
-JOBS = _r("batch", "v1", "jobs", "Job", subresources=_STATUS)
-CRON_JOBS = _r("batch", "v1", "cronjobs", "CronJob", subresources=_STATUS, short=("cj",))
-LEASES = _r("coordination.k8s.io", "v1", "leases", "Lease")
-EVENTS_V1 = _r("events.k8s.io", "v1", "events", "Event", short=("ev",))
-POD_DISRUPTION_BUDGETS = _r("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget",
-                            subresources=_STATUS, short=("pdb",))
-CUSTOM_RESOURCE_DEFINITIONS = _r("apiextensions.k8s.io", "v1", "customresourcedefinitions",
-                                 "CustomResourceDefinition", False, _STATUS, ("crd", "crds"))
+PODS = _builtin("", "pods")
+SERVICES = _builtin("", "services")
+CONFIG_MAPS = _builtin("", "configmaps")
+SECRETS = _builtin("", "secrets")
+NAMESPACES = _builtin("", "namespaces")
+NODES = _builtin("", "nodes")
+EVENTS = _builtin("", "events")
+ENDPOINTS = _builtin("", "endpoints")
+SERVICE_ACCOUNTS = _builtin("", "serviceaccounts")
+PERSISTENT_VOLUME_CLAIMS = _builtin("", "persistentvolumeclaims")
+PERSISTENT_VOLUMES = _builtin("", "persistentvolumes")
+REPLICATION_CONTROLLERS = _builtin("", "replicationcontrollers")
+DEPLOYMENTS = _builtin("apps", "deployments")
+REPLICA_SETS = _builtin("apps", "replicasets")
+STATEFUL_SETS = _builtin("apps", "statefulsets")
+DAEMON_SETS = _builtin("apps", "daemonsets")
+CONTROLLER_REVISIONS = _builtin("apps", "controllerrevisions")
+JOBS = _builtin("batch", "jobs")
+CRON_JOBS = _builtin("batch", "cronjobs")
+LEASES = _builtin("coordination.k8s.io", "leases")
+EVENTS_V1 = _builtin("events.k8s.io", "events")
+POD_DISRUPTION_BUDGETS = _builtin("policy", "poddisruptionbudgets")
+CUSTOM_RESOURCE_DEFINITIONS = _builtin("apiextensions.k8s.io", "customresourcedefinitions")
 
-BUILTIN_RESOURCES: tuple[Resource, ...] = (
-    PODS, SERVICES, CONFIG_MAPS, SECRETS, NAMESPACES, NODES, EVENTS, ENDPOINTS, SERVICE_ACCOUNTS,
-    PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, REPLICATION_CONTROLLERS, DEPLOYMENTS, REPLICA_SETS,
-    STATEFUL_SETS, DAEMON_SETS, CONTROLLER_REVISIONS, JOBS, CRON_JOBS, LEASES, EVENTS_V1,
-    POD_DISRUPTION_BUDGETS, CUSTOM_RESOURCE_DEFINITIONS,
-)
+BUILTIN_RESOURCES: tuple[Resource, ...] = tuple(from_catalog(entry) for entry in CATALOG)
+"""Every resource Kubernetes 1.33 serves by default (:data:`kubeloop.api.catalog.CATALOG`)."""
 
 
 def resource_names(resource: Resource) -> set[str]:

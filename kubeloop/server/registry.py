@@ -14,22 +14,10 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
+from kubeloop.api.catalog import ALL_VERBS, SUBRESOURCE_VERBS, Subresource
 from kubeloop.server.storage import ResourceType
 
-ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
-SUBRESOURCE_VERBS = ("get", "patch", "update")
-
-
-@dataclass(frozen=True)
-class Subresource:
-    """A subresource beyond ``status`` and ``scale`` (which :class:`ResourceInfo` flags itself)."""
-
-    name: str
-    kind: str
-    verbs: tuple[str, ...]
-    group: str | None = None
-    """The subresource kind's group when it differs from the resource's (``policy`` Eviction)."""
-    version: str | None = None
+__all__ = ["ALL_VERBS", "SUBRESOURCE_VERBS", "Generation", "Registry", "ResourceInfo", "ScaleSpec", "Subresource"]
 
 
 class Generation(Enum):
