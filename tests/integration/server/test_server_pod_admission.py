@@ -3,6 +3,7 @@ ServiceAccount, Priority and DefaultTolerationSeconds admission plugins."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
@@ -156,3 +157,47 @@ def test_kubectl_run_creates_the_same_pod(cluster: Cluster, tmp_path: Path) -> N
     kubectl("run", "cli", "--image=nginx:1.25", "--restart=Always")
     stored = json.loads(kubectl("get", "pod", "cli", "-o", "json"))
     assert stored["spec"] == expected_spec("cli", volume_name(stored["spec"]))
+
+
+# ------------------------------------------------------------- Secret bytes read as Go reads them
+
+CERT = base64.b64encode(b"-----BEGIN CERTIFICATE-----\n" + bytes(range(256)) * 2 + b"\n-----END CERTIFICATE-----\n")
+
+
+def wrapped(encoded: bytes) -> str:
+    text = encoded.decode()
+    return "\n".join(text[i:i + 68] for i in range(0, len(text), 68)) + "\n"
+
+
+def test_a_tls_secret_wrapped_over_lines_is_stored_on_one_line(cluster: Cluster) -> None:
+    body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "tls"}, "type": "kubernetes.io/tls",
+            "data": {"tls.crt": wrapped(CERT), "tls.key": wrapped(CERT)}}
+    status, _, raw = cluster.raw("POST", f"/api/v1/namespaces/{NS}/secrets",
+                                 headers={"Content-Type": "application/json"}, body=json.dumps(body).encode())
+    assert status == 201, raw
+    assert json.loads(raw)["data"] == {"tls.crt": CERT.decode(), "tls.key": CERT.decode()}
+    assert cluster.core.read_namespaced_secret("tls", NS).data["tls.crt"] == CERT.decode()
+    broken = {**body, "metadata": {"name": "broken"}, "data": {"tls.crt": "LS0t\nLS0t!", "tls.key": "LS0t"}}
+    status, _, raw = cluster.raw("POST", f"/api/v1/namespaces/{NS}/secrets",
+                                 headers={"Content-Type": "application/json"}, body=json.dumps(broken).encode())
+    refused = json.loads(raw)
+    assert (status, refused["reason"], refused["message"]) == (
+        400, "BadRequest", 'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 9')
+    # A merge patch with a wrapped value is read the same way.
+    patched = cluster.core.patch_namespaced_secret("tls", NS, {"data": {"extra": "aGVs\nbG8=\n"}})
+    assert patched.data["extra"] == "aGVsbG8="
+
+
+@pytest.mark.e2e
+def test_kubectl_creates_the_documented_tls_secret(cluster: Cluster, tmp_path: Path) -> None:
+    lines = "\n".join("    " + line for line in wrapped(CERT).splitlines())
+    manifest = tmp_path / "tls.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Secret\nmetadata:\n  name: secret-tls\ntype: kubernetes.io/tls\n"
+                        f"data:\n  tls.crt: |\n{lines}\n  tls.key: |\n{lines}\n")
+    base = [str(KUBECTL), "--kubeconfig", str(cluster.kubeconfig), "--cache-dir", str(tmp_path / "cache")]
+    done = subprocess.run([*base, "create", "-f", str(manifest)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    shown = subprocess.run([*base, "get", "secret", "secret-tls", "-o", "jsonpath={.data.tls\\.crt}"],
+                           capture_output=True, text=True, timeout=120, check=True).stdout
+    assert shown == CERT.decode()
