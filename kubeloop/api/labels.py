@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeloop.api.names import label_value_errors, qualified_name_errors
-from kubeloop.api.status import FieldError, forbidden, invalid, not_supported, required, type_invalid
+from kubeloop.api.status import FieldError, forbidden, go_quote, invalid, not_supported, required, type_invalid
 
 # Operator spellings (upstream ``selection.Operator`` values).
 IN = "in"
@@ -447,7 +447,7 @@ def selector_from_label_selector(label_selector: Mapping[str, Any] | None) -> Se
         operator = expression.get("operator")
         op = _EXPRESSION_OPERATORS.get(operator) if isinstance(operator, str) else None
         if op is None:
-            raise SelectorError(f"{_go_quote(str(operator or ''))} is not a valid label selector operator")
+            raise SelectorError(f"{go_quote(str(operator or ''))} is not a valid label selector operator")
         values = expression.get("values") or []
         if not isinstance(values, list):
             raise SelectorError(f"values must be an array, not {_json_kind(values)}")
@@ -564,8 +564,3 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, Mapping):
         return "object"
     return "array"
-
-
-def _go_quote(text: str) -> str:
-    """Go's ``%q`` for the printable strings selectors hold."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -57,37 +57,38 @@ def go_value(value: Any) -> str:
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, str):
-        return _go_quote(value)
+        return go_quote(value)
     if isinstance(value, Mapping):
         if all(isinstance(v, str) for v in value.values()):
-            body = ", ".join(f"{_go_quote(str(k))}:{_go_quote(v)}" for k, v in sorted(value.items()))
+            body = ", ".join(f"{go_quote(str(k))}:{go_quote(v)}" for k, v in sorted(value.items()))
             return "map[string]string{" + body + "}"
-        body = ", ".join(f"{_go_quote(str(k))}:{go_value(v)}" for k, v in sorted(value.items()))
+        body = ", ".join(f"{go_quote(str(k))}:{go_value(v)}" for k, v in sorted(value.items()))
         return "map[string]interface {}{" + body + "}"
     if isinstance(value, Sequence):
         if all(isinstance(v, str) for v in value):
-            return "[]string{" + ", ".join(_go_quote(v) for v in value) + "}"
+            return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
         return "[]interface {}{" + ", ".join(go_value(v) for v in value) + "}"
     return str(value)
 
 
-def _go_quote(text: str) -> str:
+_GO_ESCAPES = {'"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t", "\v": "\\v"}
+
+
+def go_quote(text: str) -> str:
+    """Go's ``%q`` (``strconv.Quote``): the named escapes, ``\\xNN`` for other control bytes."""
     out = ['"']
     for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20:
+        escaped = _GO_ESCAPES.get(ch)
+        if escaped is not None:
+            out.append(escaped)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
             out.append(f"\\x{ord(ch):02x}")
         else:
             out.append(ch)
     out.append('"')
     return "".join(out)
+
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def forbidden(path: str, detail: str) -> FieldError:
 
 
 def not_supported(path: str, value: Any, supported: Iterable[str]) -> FieldError:
-    quoted = ", ".join(_go_quote(s) for s in supported)
+    quoted = ", ".join(go_quote(s) for s in supported)
     return FieldError(FIELD_VALUE_NOT_SUPPORTED, path, value, f"supported values: {quoted}")
 
 
@@ -217,7 +218,7 @@ def not_found_error(resource: str, group: str, name: str) -> ApiError:
     return ApiError(
         404,
         "NotFound",
-        f"{qualified(resource, group)} {_go_quote(name)} not found",
+        f"{qualified(resource, group)} {go_quote(name)} not found",
         status_details(name, group, resource),
     )
 
@@ -226,7 +227,7 @@ def already_exists_error(resource: str, group: str, name: str) -> ApiError:
     return ApiError(
         409,
         "AlreadyExists",
-        f"{qualified(resource, group)} {_go_quote(name)} already exists",
+        f"{qualified(resource, group)} {go_quote(name)} already exists",
         status_details(name, group, resource),
     )
 
@@ -235,7 +236,7 @@ def generate_name_conflict_error(resource: str, group: str, name: str) -> ApiErr
     return ApiError(
         409,
         "AlreadyExists",
-        f"{qualified(resource, group)} {_go_quote(name)} already exists, "
+        f"{qualified(resource, group)} {go_quote(name)} already exists, "
         "the server was not able to generate a unique name for the object",
         status_details(name, group, resource, retry_after_seconds=1),
     )
@@ -245,7 +246,7 @@ def conflict_error(resource: str, group: str, name: str, why: str) -> ApiError:
     return ApiError(
         409,
         "Conflict",
-        f"Operation cannot be fulfilled on {qualified(resource, group)} {_go_quote(name)}: {why}",
+        f"Operation cannot be fulfilled on {qualified(resource, group)} {go_quote(name)}: {why}",
         status_details(name, group, resource),
     )
 
@@ -263,7 +264,7 @@ def invalid_error(kind: str, group: str, name: str, errors: Sequence[FieldError]
         text = str(e)
         if text not in messages:
             messages.append(text)
-    head = f"{qualified(kind, group)} {_go_quote(name)} is invalid"
+    head = f"{qualified(kind, group)} {go_quote(name)} is invalid"
     if not messages:
         message = head
     elif len(messages) == 1:
@@ -281,7 +282,7 @@ def method_not_allowed_error(resource: str, group: str, action: str) -> ApiError
     return ApiError(
         405,
         "MethodNotAllowed",
-        f"{action} is not supported on resources of kind {_go_quote(qualified(resource, group))}",
+        f"{action} is not supported on resources of kind {go_quote(qualified(resource, group))}",
         status_details(group=group, kind=resource),
     )
 
@@ -316,7 +317,7 @@ def unauthorized_error() -> ApiError:
 
 
 def forbidden_error(resource: str, group: str, name: str, why: str) -> ApiError:
-    target = f"{qualified(resource, group)} {_go_quote(name)}" if name else qualified(resource, group)
+    target = f"{qualified(resource, group)} {go_quote(name)}" if name else qualified(resource, group)
     if not resource and not group:
         # upstream's NewForbidden with an empty GroupResource (a non-resource path).
         return ApiError(403, "Forbidden", f"forbidden: {why}", status_details())

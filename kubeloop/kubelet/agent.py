@@ -232,6 +232,15 @@ class Kubelet:
         self._set_memo(key, deleting)
         deadline = deletion_deadline(pod, since, behaviour)
         if now < deadline:
+            # Stopping containers are no longer ready: report it while the grace period runs.
+            status = render_status(pod, deleting, behaviour, now, terminating=True)
+            if status != pod.get("status"):
+                try:
+                    await self.client.update_status(PODS, {**pod, "status": status}, namespace=namespace_of(pod))
+                except Conflict:
+                    return Result(requeue=True)
+                except NotFound:
+                    return None
             return Result(requeue_after=deadline - now)
         with contextlib.suppress(NotFound):
             await self.client.delete(PODS, name_of(pod), namespace=namespace_of(pod), grace_period_seconds=0,

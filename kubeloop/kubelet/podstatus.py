@@ -12,6 +12,11 @@ such as kruise's ``InPlaceUpdateReady``) and owns:
 - conditions ``PodScheduled``, ``Initialized``, ``ContainersReady`` and ``Ready``, where
   ``Ready`` is ``ContainersReady`` and every readiness gate's condition True.
 
+A pod being deleted gracefully (``terminating``) is not ready: every container reports
+``ready: false`` and ``ContainersReady`` / ``Ready`` are False until the pod is gone, as a real
+kubelet reports a pod whose containers it is stopping (so endpoints drop it and
+``kubectl wait --for=condition=Ready=false`` returns).
+
 A condition's ``lastTransitionTime`` changes only when its status does, so an unchanged pod
 renders an unchanged status: rendering twice writes nothing (the reconcile compares).
 """
@@ -158,13 +163,20 @@ def _merge_conditions(existing: list[Mapping[str, Any]], desired: dict[str, dict
     return merged
 
 
-def render_status(pod: Mapping[str, Any], memo: PodMemo, behaviour: PodBehaviour, now: float) -> dict[str, Any]:
-    """The status the kubelet reports for ``pod`` at ``now`` (a new dict; ``pod`` is untouched)."""
+def render_status(pod: Mapping[str, Any], memo: PodMemo, behaviour: PodBehaviour, now: float, *,
+                  terminating: bool = False) -> dict[str, Any]:
+    """The status the kubelet reports for ``pod`` at ``now`` (a new dict; ``pod`` is untouched).
+
+    With ``terminating``, no container is ready (the pod is being deleted gracefully).
+    """
     current = pod.get("status")
     status: dict[str, Any] = deep_copy(current) if isinstance(current, Mapping) else {}
     name = str((pod.get("metadata") or {}).get("name") or "")
     runs = sorted(memo.containers, key=lambda run: run.name)
     statuses = [container_status(run, behaviour, name, now) for run in runs]
+    if terminating:
+        for entry in statuses:
+            entry["ready"] = False
     unready = [s["name"] for s in statuses if not s["ready"]]
     existing = [c for c in status.get("conditions") or () if isinstance(c, Mapping)]
     gates = unready_gates(pod, existing)

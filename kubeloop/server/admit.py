@@ -3,10 +3,15 @@
 Custom resources are first pruned, defaulted and checked against their CRD's schema
 (:mod:`kubeloop.server.crd`); then every kind goes through the admission package (per-kind
 defaults and validation of the built-ins and of CloneSets). Failures become one 422 Invalid.
+
+Between defaulting and validation runs the caller's ``mutate``, if any: kube-apiserver's
+built-in mutating admission plugins, which need the server's state (for Pods,
+:mod:`kubeloop.server.podplugins`); the kind's webhooks follow them, inside validation.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kubeloop.api.status import FieldError, invalid_error
@@ -14,6 +19,7 @@ from kubeloop.server import admission
 from kubeloop.server.registry import ResourceInfo
 
 Obj = dict[str, Any]
+Mutation = Callable[[Obj], None]
 
 
 def _raise_if(info: ResourceInfo, obj: Obj, errors: list[FieldError]) -> None:
@@ -30,19 +36,24 @@ def _custom_errors(info: ResourceInfo, obj: Obj, old: Obj | None) -> list[FieldE
     return errors
 
 
-def admit_create(info: ResourceInfo, obj: Obj) -> None:
-    """Default ``obj`` in place and validate it as a new object; 422 on failure."""
+def admit_create(info: ResourceInfo, obj: Obj, mutate: Mutation | None = None) -> None:
+    """Default ``obj`` in place, mutate it, and validate it as a new object; 422 on failure."""
     errors = _custom_errors(info, obj, None)
     admission.default_object(info.group, info.version, info.kind, obj, rules=info.rules)
+    if mutate is not None:
+        mutate(obj)
     errors += admission.validate_create(info.group, info.version, info.kind, obj, namespaced=info.namespaced,
                                         rules=info.rules)
     _raise_if(info, obj, errors)
 
 
-def admit_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]) -> None:
-    """Default ``new`` in place and validate it as a replacement of ``old``; 422 on failure."""
+def admit_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError],
+                 mutate: Mutation | None = None) -> None:
+    """Default ``new`` in place, mutate it, and validate it as a replacement of ``old``; 422 on failure."""
     errors = _custom_errors(info, new, old)
     admission.default_object(info.group, info.version, info.kind, new, rules=info.rules)
+    if mutate is not None:
+        mutate(new)
     errors = extra + errors + admission.validate_update(
         info.group, info.version, info.kind, new, old, namespaced=info.namespaced, rules=info.rules)
     _raise_if(info, new, errors)

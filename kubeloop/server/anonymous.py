@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kubeloop.api.status import ApiError, forbidden_error, go_value
+from kubeloop.api.status import ApiError, forbidden_error, go_quote
 
 ANONYMOUS = "system:anonymous"
 PUBLIC_INFO_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
@@ -119,21 +119,16 @@ def request_attributes(method: str, path: str, query: Mapping[str, str]) -> Requ
 def forbidden(user: str, attributes: RequestAttributes) -> ApiError:
     """RBAC's 403 for ``user`` (no rule allows it, so no reason is appended)."""
     if not attributes.resource_request:
-        return forbidden_error("", "", "", f"User {_quote(user)} cannot {attributes.verb} path "
-                                           f"{_quote(attributes.path)}")
+        return forbidden_error("", "", "", f"User {go_quote(user)} cannot {attributes.verb} path "
+                                           f"{go_quote(attributes.path)}")
     resource = attributes.resource
     if attributes.subresource:
         resource = f"{resource}/{attributes.subresource}"
-    text = (f"User {_quote(user)} cannot {attributes.verb} resource {_quote(resource)} in API group "
-            f"{_quote(attributes.group)}")
-    text += f" in the namespace {_quote(attributes.namespace)}" if attributes.namespace else " at the cluster scope"
+    text = (f"User {go_quote(user)} cannot {attributes.verb} resource {go_quote(resource)} in API group "
+            f"{go_quote(attributes.group)}")
+    text += f" in the namespace {go_quote(attributes.namespace)}" if attributes.namespace else " at the cluster scope"
     return forbidden_error(attributes.resource, attributes.group, attributes.name, text)
 
 
 def anonymous_allowed(path: str) -> bool:
     return path in PUBLIC_INFO_PATHS
-
-
-def _quote(text: str) -> str:
-    """Go's ``%q``."""
-    return go_value(text)

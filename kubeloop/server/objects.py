@@ -20,7 +20,7 @@ from kubeloop.api.status import (
     invalid_error,
     required,
 )
-from kubeloop.server import crd
+from kubeloop.server import crd, podplugins
 from kubeloop.server.admit import admit_create, admit_status_update, admit_update
 from kubeloop.server.apply import Manager, Shape, builtin_shape, record_update, schema_shape
 from kubeloop.server.namespace_lifecycle import (
@@ -110,7 +110,7 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
         if errors:
             raise invalid_error(info.kind, info.group, name, errors)
         obj["status"] = crd.initial_status(obj, state.now_text())
-    admit_create(info, obj)
+    admit_create(info, obj, podplugins.create_mutation(state, info))
     if manager is not None:
         entries = record_update(None, obj, shape_of(info), manager, state.now_text(), base=_requested_entries(obj))
         if entries:
@@ -162,7 +162,7 @@ def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: O
     else:
         if _is_crd(info):
             extra += crd.validate_definition_update(new, old, state.registry)
-        admit_update(info, new, old, extra)
+        admit_update(info, new, old, extra, podplugins.update_mutation(info, old))
         bump_generation(info, new, old)
     if _is_crd(info) and not status:
         new["status"] = crd.refreshed_status(new, state.now_text())

@@ -176,6 +176,12 @@ def finalizer_errors(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Fie
 
 
 def is_finalized_deletion(obj: Mapping[str, Any]) -> bool:
-    """Being deleted and no finalizer left: the object must go now."""
+    """Being deleted, no finalizer left and no grace period running: the object must go now.
+
+    As upstream's ``Store.shouldDeleteDuringUpdate``: a pod in its deletion grace period
+    (``deletionGracePeriodSeconds`` above 0) stays through updates (its kubelet's status
+    writes) until the kubelet deletes it with grace 0.
+    """
     meta = obj["metadata"]
-    return bool(meta.get("deletionTimestamp")) and not meta.get("finalizers")
+    grace = meta.get("deletionGracePeriodSeconds")
+    return bool(meta.get("deletionTimestamp")) and not meta.get("finalizers") and not grace

@@ -13,14 +13,13 @@ from typing import Any
 import orjson
 
 from kubeloop.api.labels import SelectorError, selector_from_label_selector, validate_label_selector
-from kubeloop.api.status import forbidden, invalid, not_supported, required, type_invalid
+from kubeloop.api.status import forbidden, go_quote, invalid, not_supported, required, type_invalid
 from kubeloop.server.admission.fields import (
     Errors,
     GoLiteral,
     child,
     go_int_or_string,
     go_label_selector,
-    go_quote,
     go_string_map,
     int_at,
     mapping_at,

@@ -18,6 +18,7 @@ from kubeloop.api.labels import validate_label_selector
 from kubeloop.api.status import (
     FieldError,
     forbidden,
+    go_quote,
     invalid,
     not_supported,
     required,
@@ -28,7 +29,6 @@ from kubeloop.server.admission.fields import (
     Errors,
     GoLiteral,
     child,
-    go_quote,
     int_at,
     key,
     mapping_at,
@@ -38,6 +38,7 @@ from kubeloop.server.admission.fields import (
     str_at,
     str_list_at,
 )
+from kubeloop.server.admission.gobase64 import canonicalize_byte_map
 from kubeloop.server.admission.metadata import (
     FIELD_IMMUTABLE,
     IS_NEGATIVE,
@@ -85,7 +86,9 @@ def default_node(node: dict[str, Any]) -> None:
 
 
 def default_secret(secret: dict[str, Any]) -> None:
-    """Type ``Opaque``; ``stringData`` is folded into ``data`` (base64) and never stored."""
+    """Type ``Opaque``; ``data`` read as Go reads bytes (:mod:`.gobase64`, 400 when it cannot);
+    ``stringData`` is folded into ``data`` (base64) and never stored."""
+    canonicalize_byte_map(secret, "data")
     if not secret.get("type"):
         secret["type"] = "Opaque"
     string_data = secret.pop("stringData", None)
@@ -96,6 +99,11 @@ def default_secret(secret: dict[str, Any]) -> None:
         for data_key, value in string_data.items():
             if isinstance(value, str):
                 data[data_key] = base64.b64encode(value.encode()).decode()
+
+
+def default_config_map(config_map: dict[str, Any]) -> None:
+    """``binaryData`` read as Go reads bytes (:mod:`.gobase64`, 400 when it cannot)."""
+    canonicalize_byte_map(config_map, "binaryData")
 
 
 def default_persistent_volume_claim(claim: dict[str, Any]) -> None:

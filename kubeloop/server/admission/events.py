@@ -13,11 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.api import names
-from kubeloop.api.status import invalid, required
+from kubeloop.api.status import go_quote, invalid, required
 from kubeloop.server.admission.fields import (
     Errors,
     GoLiteral,
-    go_quote,
     go_time,
     semantically_equal,
 )

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from kubeloop.api.meta import parse_time
-from kubeloop.api.status import FieldError, type_invalid
+from kubeloop.api.status import FieldError, go_quote, type_invalid
 
 Errors = list[FieldError]
 
@@ -210,24 +210,6 @@ def go_string_list(value: Any) -> str:
     if not isinstance(value, list):
         return "[]string(nil)"
     return "[]string{" + ", ".join(go_quote(str(v)) for v in value) + "}"
-
-
-def go_quote(text: str) -> str:
-    """Go's ``%q`` for the printable strings that reach error messages."""
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
 
 
 def go_label_selector(selector: Any) -> GoLiteral:

@@ -62,7 +62,7 @@ _RULES: Mapping[tuple[str, str], KindRules] = {
                                  core_kinds.validate_namespace_update, core_kinds.validate_namespace_status_update),
     ("", "Node"): KindRules(core_kinds.default_node, core_kinds.validate_node_create, core_kinds.validate_node_update,
                             core_kinds.validate_node_update),
-    ("", "ConfigMap"): KindRules(_no_defaults, core_kinds.validate_config_map_create,
+    ("", "ConfigMap"): KindRules(core_kinds.default_config_map, core_kinds.validate_config_map_create,
                                  core_kinds.validate_config_map_update),
     ("", "Secret"): KindRules(core_kinds.default_secret, core_kinds.validate_secret_create,
                               core_kinds.validate_secret_update),

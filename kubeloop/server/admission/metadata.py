@@ -17,12 +17,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubeloop.api import names
-from kubeloop.api.status import FieldError, forbidden, invalid, required, too_long
+from kubeloop.api.status import FieldError, forbidden, go_quote, invalid, required, too_long
 from kubeloop.server.admission.fields import (
     Errors,
     GoLiteral,
     child,
-    go_quote,
     go_string_list,
     go_time,
     index,

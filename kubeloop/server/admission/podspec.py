@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.api import names
-from kubeloop.api.status import duplicate, forbidden, invalid, not_supported, required
+from kubeloop.api.status import duplicate, forbidden, go_quote, invalid, not_supported, required
 from kubeloop.server.admission.containers import (
     default_container,
     local_descending_path_errors,
@@ -23,7 +23,6 @@ from kubeloop.server.admission.fields import (
     Errors,
     GoLiteral,
     child,
-    go_quote,
     int_at,
     mapping_at,
     objects_at,
@@ -60,6 +59,16 @@ VOLUME_SOURCES: tuple[tuple[str, str], ...] = (
 
 # ---------------------------------------------------------------------------------- defaults
 
+# The declarative (``+default=``) field defaults of volume sources, as upstream's generated
+# ``SetDefaults_ISCSIVolumeSource``, ``SetDefaults_RBDVolumeSource``,
+# ``SetDefaults_AzureDiskVolumeSource`` and ``SetDefaults_ScaleIOVolumeSource`` apply them.
+_SOURCE_FIELD_DEFAULTS: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
+    ("iscsi", (("iscsiInterface", "default"),)),
+    ("rbd", (("pool", "rbd"), ("user", "admin"), ("keyring", "/etc/ceph/keyring"))),
+    ("azureDisk", (("cachingMode", "ReadWrite"), ("fsType", "ext4"), ("readOnly", False), ("kind", "Shared"))),
+    ("scaleIO", (("storageMode", "ThinProvisioned"), ("fsType", "xfs"))),
+)
+
 
 def _default_volume(volume: dict[str, Any]) -> None:
     if not any(volume.get(source) is not None for source, _ in VOLUME_SOURCES):
@@ -83,6 +92,17 @@ def _default_volume(volume: dict[str, Any]) -> None:
             token = projection.get("serviceAccountToken")
             if isinstance(token, dict) and token.get("expirationSeconds") is None:
                 token["expirationSeconds"] = 3600
+    for source, defaults in _SOURCE_FIELD_DEFAULTS:
+        body = volume.get(source)
+        if isinstance(body, dict):
+            for field_name, value in defaults:
+                if body.get(field_name) is None:
+                    body[field_name] = value
+    ephemeral = volume.get("ephemeral")
+    claim = ephemeral.get("volumeClaimTemplate") if isinstance(ephemeral, dict) else None
+    claim_spec = claim.get("spec") if isinstance(claim, dict) else None
+    if isinstance(claim_spec, dict) and claim_spec.get("volumeMode") is None:
+        claim_spec["volumeMode"] = "Filesystem"
 
 
 def _projected_downward_apis(volume: dict[str, Any]) -> list[Any]:
@@ -110,9 +130,26 @@ def default_pod_spec(spec: dict[str, Any]) -> None:
         spec["schedulerName"] = DEFAULT_SCHEDULER
     for volume in _dicts(spec.get("volumes")):
         _default_volume(volume)
-    for list_name in ("initContainers", "containers"):
+    for list_name in ("initContainers", "containers", "ephemeralContainers"):
         for container in _dicts(spec.get(list_name)):
             default_container(container)
+    mirror_service_account(spec)
+
+
+def mirror_service_account(spec: dict[str, Any]) -> None:
+    """``serviceAccount`` is the deprecated alias of ``serviceAccountName``, as upstream's v1
+    conversion of ``PodSpec`` treats it: read when the name is empty, always written back as
+    the name (and dropped when there is none)."""
+    name = spec.get("serviceAccountName")
+    if not name:
+        alias = spec.get("serviceAccount")
+        name = alias if isinstance(alias, str) else ""
+        if name:
+            spec["serviceAccountName"] = name
+    if isinstance(name, str) and name:
+        spec["serviceAccount"] = name
+    else:
+        spec.pop("serviceAccount", None)
 
 
 def default_pod_template_spec(template: dict[str, Any]) -> None:

@@ -187,6 +187,11 @@ def test_a_deleted_pod_stays_terminating_for_its_termination_delay(kube: Cluster
     assert deleted.metadata.deletion_grace_period_seconds == 30
     terminating = read(kube, "leaving")  # the kubelet holds it for the termination delay
     assert terminating.metadata.deletion_timestamp is not None
+    # While it stops, the pod is no longer ready (what `kubectl wait --for=condition=Ready=false` sees).
+    unready = wait_pod(kube, "leaving", lambda p: condition(p, "Ready").status == "False", "Ready=False")
+    assert unready.metadata.deletion_timestamp is not None
+    assert condition(unready, "ContainersReady").status == "False"
+    assert [c.ready for c in unready.status.container_statuses] == [False]
     wait_until(lambda: not [p for p in kube.core.list_namespaced_pod(NS).items if p.metadata.name == "leaving"],
                message="the pod to go")
 

@@ -20,7 +20,7 @@ from kubeloop.server.requests import (
 )
 from kubeloop.server.routing import DiscoveryTarget, Target, resolve
 from kubeloop.server.storage import Storage, WatchEvent
-from kubeloop.server.strategy import bump_generation, generate_name, pod_qos_class
+from kubeloop.server.strategy import bump_generation, generate_name, is_finalized_deletion, pod_qos_class
 from kubeloop.server.watch import filtered_line
 
 INFOS = {(i.group, i.resource): i for i in BUILTIN_RESOURCES}
@@ -208,3 +208,14 @@ def test_a_taken_generated_name_is_drawn_again(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(ApiError) as raised:
         objects.create_object(state, info, body(), dry_run=False)
     assert raised.value.code == 409 and "not able to generate a unique name" in raised.value.message
+
+
+@pytest.mark.parametrize(("meta", "goes"), [
+    ({"deletionTimestamp": "t", "deletionGracePeriodSeconds": 0}, True),
+    ({"deletionTimestamp": "t"}, True),
+    ({"deletionTimestamp": "t", "deletionGracePeriodSeconds": 30}, False),  # a pod in its grace period
+    ({"deletionTimestamp": "t", "deletionGracePeriodSeconds": 0, "finalizers": ["x/y"]}, False),
+    ({"deletionGracePeriodSeconds": 0}, False),
+])
+def test_an_update_removes_a_deleted_object_only_without_finalizers_or_grace(meta: dict[str, Any], goes: bool) -> None:
+    assert is_finalized_deletion({"metadata": meta}) is goes

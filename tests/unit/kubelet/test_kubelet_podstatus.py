@@ -203,3 +203,25 @@ def test_unschedulable_status() -> None:
                          "lastTransitionTime": format_time_of(T0)}
     again = unschedulable_status({**pod, "status": status}, "no node can take the pod", T0 + 30)
     assert again == status
+
+
+def test_a_terminating_pod_reports_not_ready_but_keeps_its_containers_running() -> None:
+    pod = make_pod(("app", "nginx"), ("side", "busybox"))
+    memo = new_pod_memo(pod, "node-1", "10.0.0.2", "10.244.1.2", T0)
+    memo, status = step(pod, memo, T0)
+    memo, status = step({**pod, "status": status}, memo, T0 + 5)
+    assert conditions(status)["Ready"][0] == "True"
+    running = {**pod, "status": status}
+
+    terminating = render_status(running, memo, PLAIN, T0 + 6, terminating=True)
+
+    assert [(s["name"], s["ready"], list(s["state"])) for s in terminating["containerStatuses"]] == [
+        ("app", False, ["running"]), ("side", False, ["running"])]
+    found = {c["type"]: c for c in terminating["conditions"]}
+    for condition_type in ("Ready", "ContainersReady"):
+        assert (found[condition_type]["status"], found[condition_type]["reason"]) == ("False", "ContainersNotReady")
+        assert found[condition_type]["message"] == "unready containers: [app side]"
+        assert found[condition_type]["lastTransitionTime"] == format_time_of(T0 + 6)
+    assert found["PodScheduled"]["status"] == "True" and terminating["phase"] == "Running"
+    # Rendering again changes nothing, so the kubelet writes the terminating status once.
+    assert render_status({**pod, "status": terminating}, memo, PLAIN, T0 + 7, terminating=True) == terminating
