@@ -14,14 +14,14 @@ The restatement changed three things that are undone here:
   with ``format: int-or-string`` as upstream writes it; and ``apiVersion`` / ``kind`` of each
   top-level kind gained a one-value ``enum`` that upstream's document does not have.
 
-Loading costs one JSON parse of 1.4 MB and one walk (measured in docs/decisions.md); it happens on
-first use, not at import.
+Loading costs one JSON parse of 1.4 MB on first use (not at import); each definition is
+converted when first asked for (measured in docs/decisions.md).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from importlib import resources
 from types import MappingProxyType
 from typing import Any
@@ -72,10 +72,55 @@ def _convert_members(key: str, item: Any) -> Any:
     return _convert(item)
 
 
+@functools.cache
+def _load_raw_once() -> dict[str, Any]:
+    return _load_raw()
+
+
 def _load_raw() -> dict[str, Any]:
     data = resources.files(_PACKAGE).joinpath(_FOLDER, "_definitions.json").read_bytes()
     parsed: dict[str, Any] = orjson.loads(data)["$defs"]
     return parsed
+
+
+def _converted(name: str, schema: Mapping[str, Any]) -> Schema:
+    if name in _REPLACED:
+        replaced = dict(_REPLACED[name])
+        if "description" in schema:
+            replaced["description"] = schema["description"]
+        return replaced
+    out: Schema = _convert(schema)
+    if GVK_EXTENSION in out:
+        for field in ("apiVersion", "kind"):
+            prop = out.get("properties", {}).get(field)
+            if isinstance(prop, dict):
+                prop.pop("enum", None)
+    return out
+
+
+class _Definitions(Mapping[str, Schema]):
+    """The definitions, each converted on first access: a server that never serves OpenAPI
+    converts only the few its requests decode (the whole set takes ten times longer)."""
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self._raw = raw
+        self._names = sorted(raw)
+        self._done: dict[str, Schema] = {}
+
+    def __getitem__(self, name: str) -> Schema:
+        found = self._done.get(name)
+        if found is None:
+            found = self._done[name] = _converted(name, self._raw[name])
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw
 
 
 @functools.cache
@@ -84,32 +129,23 @@ def definitions() -> Mapping[str, Schema]:
 
     Shared and cached: never mutate a schema taken from it.
     """
-    converted: dict[str, Schema] = {}
-    for name, schema in _load_raw().items():
-        if name in _REPLACED:
-            replaced = dict(_REPLACED[name])
-            if "description" in schema:
-                replaced["description"] = schema["description"]
-            converted[name] = replaced
-            continue
-        out = _convert(schema)
-        if GVK_EXTENSION in out:
-            for field in ("apiVersion", "kind"):
-                prop = out.get("properties", {}).get(field)
-                if isinstance(prop, dict):
-                    prop.pop("enum", None)
-        converted[name] = out
-    return MappingProxyType(dict(sorted(converted.items())))
+    return _Definitions(_load_raw_once())
+
+
+@functools.cache
+def tagged_kinds() -> tuple[tuple[str, str, str, str], ...]:
+    """``(group, version, kind, definition name)`` of every definition tagged with a kind."""
+    return tuple((entry["group"], entry["version"], entry["kind"], name)
+                 for name, schema in sorted(_load_raw_once().items())
+                 for entry in schema.get(GVK_EXTENSION, ()))
 
 
 @functools.cache
 def _by_kind() -> Mapping[tuple[str, str, str], str]:
     index: dict[tuple[str, str, str], str] = {}
-    for name, schema in definitions().items():
-        for entry in schema.get(GVK_EXTENSION, ()):
-            key = (entry["group"], entry["version"], entry["kind"])
-            # A few kinds (DeleteOptions, WatchEvent) are tagged in every group: keep the first.
-            index.setdefault(key, name)
+    for group, version, kind, name in tagged_kinds():
+        # A few kinds (DeleteOptions, WatchEvent) are tagged in every group: keep the first.
+        index.setdefault((group, version, kind), name)
     return MappingProxyType(index)
 
 

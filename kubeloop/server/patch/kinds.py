@@ -83,13 +83,11 @@ def _builder() -> _Builder:
 @functools.cache
 def _by_group_kind() -> Mapping[tuple[str, str], str]:
     index: dict[tuple[str, str], tuple[int, str]] = {}
-    for name, schema in upstream.definitions().items():
-        for entry in schema.get(upstream.GVK_EXTENSION, ()):
-            version = entry["version"]
-            rank = _VERSION_PREFERENCE.index(version) if version in _VERSION_PREFERENCE else len(_VERSION_PREFERENCE)
-            key = (entry["group"], entry["kind"])
-            if key not in index or rank < index[key][0]:
-                index[key] = (rank, name)
+    for group, version, kind, name in upstream.tagged_kinds():
+        rank = _VERSION_PREFERENCE.index(version) if version in _VERSION_PREFERENCE else len(_VERSION_PREFERENCE)
+        key = (group, kind)
+        if key not in index or rank < index[key][0]:
+            index[key] = (rank, name)
     return {key: name for key, (_, name) in index.items()}
 
 
