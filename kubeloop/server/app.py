@@ -35,6 +35,7 @@ from kubeloop.server.openapi import OpenAPIService
 from kubeloop.server.openapi import http as openapi_http
 from kubeloop.server.registry import Registry
 from kubeloop.server.requests import MAX_BODY_BYTES
+from kubeloop.server.services.kubernetes_service import ensure_kubernetes_service
 from kubeloop.server.state import ServerState, copy_object
 from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE, Storage
 
@@ -207,12 +208,14 @@ class KubeServer:
 
             listener = await asyncio.get_running_loop().create_server(
                 protocol_factory, config.host, config.port, ssl=tls, reuse_address=True, ssl_shutdown_timeout=2.0)
+            if listener.sockets:
+                self.port = int(listener.sockets[0].getsockname()[1])
+            # Only now is the port known (0 picks a free one): the kubernetes Service targets it.
+            ensure_kubernetes_service(state, config.host, self.port)
         except BaseException:
             storage.close()
             raise
         self.state, self.credentials, self._runner, self._listener = state, credentials, runner, listener
-        if listener.sockets:
-            self.port = int(listener.sockets[0].getsockname()[1])
         write_kubeconfig(self.kubeconfig_path, self.url, credentials)
 
     async def stop(self) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.server.registry import ALL_VERBS, Generation, ResourceInfo, ScaleSpec
+from kubeloop.server.services.fields import service_fields
 
 _NO_DELETECOLLECTION = tuple(v for v in ALL_VERBS if v != "deletecollection")
 
@@ -89,6 +90,9 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("", "v1", "secrets", "Secret", True, "secret", extra_fields=secret_fields),
     ResourceInfo("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, "persistentvolumeclaim",
                  ("pvc",), status=True),
+    ResourceInfo("", "v1", "services", "Service", True, "service", ("svc",), ("all",), status=True,
+                 extra_fields=service_fields, return_deleted_object=True),
+    ResourceInfo("", "v1", "endpoints", "Endpoints", True, "endpoints", ("ep",)),
     ResourceInfo("", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount", ("sa",),
                  return_deleted_object=True),
     ResourceInfo("apps", "v1", "deployments", "Deployment", True, "deployment", ("deploy",), ("all",),
@@ -97,6 +101,7 @@ BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
                  status=True, scale=ScaleSpec(), generation=Generation.SPEC, extra_fields=replica_set_fields),
     ResourceInfo("apps", "v1", "controllerrevisions", "ControllerRevision", True, "controllerrevision"),
     ResourceInfo("events.k8s.io", "v1", "events", "Event", True, "event", ("ev",)),
+    ResourceInfo("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, "endpointslice"),
     ResourceInfo("coordination.k8s.io", "v1", "leases", "Lease", True, "lease"),
     ResourceInfo("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
                  "customresourcedefinition", ("crd", "crds"), ("api-extensions",), status=True,

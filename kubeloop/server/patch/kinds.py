@@ -79,6 +79,8 @@ PERSISTENT_VOLUME_CLAIM = _kind(status=nested(_CONDITIONS_STATUS))
 
 SERVICE_ACCOUNT = _kind(secrets=merge_list("name"))
 
+SERVICE = _kind(spec=nested(obj(ports=merge_list("port"))), status=nested(_CONDITIONS_STATUS))
+
 # Kinds whose only tagged fields are in their metadata. ControllerRevision ``data`` is raw JSON
 # (``runtime.RawExtension``): it merges like a plain map.
 METADATA_ONLY = _kind()
@@ -92,6 +94,9 @@ _SCHEMAS: dict[tuple[str, str], PatchSchema] = {
     ("", "Namespace"): NAMESPACE,
     ("", "PersistentVolumeClaim"): PERSISTENT_VOLUME_CLAIM,
     ("", "ServiceAccount"): SERVICE_ACCOUNT,
+    ("", "Service"): SERVICE,
+    ("", "Endpoints"): METADATA_ONLY,
+    ("discovery.k8s.io", "EndpointSlice"): METADATA_ONLY,
     ("", "Event"): METADATA_ONLY,
     ("events.k8s.io", "Event"): METADATA_ONLY,
     ("", "ConfigMap"): METADATA_ONLY,

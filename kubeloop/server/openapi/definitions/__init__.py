@@ -17,6 +17,7 @@ from kubeloop.server.openapi.definitions import (
     core_pods,
     core_volumes,
     meta,
+    services,
 )
 from kubeloop.server.openapi.dsl import (
     APIEXTENSIONS,
@@ -38,6 +39,7 @@ GROUP_PREFIXES: dict[str, str] = {
     "coordination.k8s.io": COORDINATION,
     "events.k8s.io": EVENTS,
     "apiextensions.k8s.io": APIEXTENSIONS,
+    "discovery.k8s.io": services.DISCOVERY,
 }
 """Definition-name prefix of each built-in group (all served at version v1)."""
 
@@ -45,6 +47,7 @@ _LISTED_KINDS = (
     ("", "Pod"), ("", "Namespace"), ("", "Node"), ("", "Event"), ("", "ConfigMap"), ("", "Secret"),
     ("", "PersistentVolumeClaim"), ("", "ServiceAccount"), ("apps", "Deployment"), ("apps", "ReplicaSet"),
     ("apps", "ControllerRevision"), ("coordination.k8s.io", "Lease"), ("events.k8s.io", "Event"),
+    ("", "Service"), ("", "Endpoints"), ("discovery.k8s.io", "EndpointSlice"),
 )
 
 
@@ -59,7 +62,8 @@ def _lists() -> dict[str, Schema]:
 
 def _all() -> dict[str, Schema]:
     merged: dict[str, Schema] = {}
-    for module in (meta, core_pods, core_containers, core_volumes, core_kinds, apps_and_more, apiextensions):
+    for module in (meta, core_pods, core_containers, core_volumes, core_kinds, apps_and_more, apiextensions,
+                   services):
         overlap = merged.keys() & module.DEFINITIONS.keys()
         assert not overlap, f"defined twice: {sorted(overlap)}"
         merged.update(module.DEFINITIONS)

@@ -115,7 +115,7 @@ def test_v3_discovery_lists_group_versions_with_their_hash() -> None:
     index = orjson.loads(service.v3_discovery().body)
     assert set(index["paths"]) == {"api/v1", "apis/apps/v1", "apis/apps.kruise.io/v1alpha1",
                                    "apis/coordination.k8s.io/v1", "apis/events.k8s.io/v1",
-                                   "apis/apiextensions.k8s.io/v1"}
+                                   "apis/apiextensions.k8s.io/v1", "apis/discovery.k8s.io/v1"}
     apps = service.v3_document("apis/apps/v1")
     assert apps is not None
     assert index["paths"]["apis/apps/v1"]["serverRelativeURL"] == f"/openapi/v3/apis/apps/v1?hash={apps.etag[1:-1]}"
