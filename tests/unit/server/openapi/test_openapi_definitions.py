@@ -122,7 +122,8 @@ def test_list_semantics_extensions() -> None:
     assert BUILTIN_DEFINITIONS[META + "LabelSelector"]["x-kubernetes-map-type"] == "atomic"
     atomic = {name.rsplit(".", 1)[1] for name, schema in BUILTIN_DEFINITIONS.items()
               if schema.get("x-kubernetes-map-type") == "atomic" and name.startswith(CORE)}
-    assert atomic == {"ConfigMapKeySelector", "EndpointAddress", "EndpointPort", "LocalObjectReference", "NodeSelector", "NodeSelectorTerm",
+    assert atomic == {"ConfigMapKeySelector", "EndpointAddress", "EndpointPort", "LocalObjectReference",
+                      "NodeSelector", "NodeSelectorTerm",
                       "ObjectFieldSelector", "ObjectReference", "ResourceFieldSelector", "SecretKeySelector",
                       "TypedLocalObjectReference"}
     assert BUILTIN_DEFINITIONS[META + "Time"] == {
