@@ -15,8 +15,6 @@ from typing import Any
 from kubeloop.server.admission import apps, core_kinds, events, launchpriority, pods
 from kubeloop.server.admission.fields import Errors
 from kubeloop.server.admission.metadata import validate_object_meta_update
-from kubeloop.server.services import defaults as svc_defaults
-from kubeloop.server.services import validation as svc_validation
 
 Defaulter = Callable[[dict[str, Any]], None]
 CreateMutation = Callable[[dict[str, Any]], None]
@@ -71,13 +69,6 @@ _RULES: dict[tuple[str, str], KindRules] = {
     ("", "PersistentVolumeClaim"): KindRules(core_kinds.default_persistent_volume_claim,
                                              core_kinds.validate_persistent_volume_claim_create,
                                              core_kinds.validate_persistent_volume_claim_update),
-    ("", "Service"): KindRules(svc_defaults.default_service, svc_validation.validate_service_create,
-                               svc_validation.validate_service_update, svc_validation.validate_service_status_update),
-    ("", "Endpoints"): KindRules(svc_defaults.default_endpoints, svc_validation.validate_endpoints_create,
-                                 svc_validation.validate_endpoints_update),
-    ("discovery.k8s.io", "EndpointSlice"): KindRules(svc_defaults.default_endpoint_slice,
-                                                     svc_validation.validate_endpoint_slice_create,
-                                                     svc_validation.validate_endpoint_slice_update),
     ("", "Event"): KindRules(_no_defaults, partial(events.validate_event_create, group=""),
                              partial(events.validate_event_update, group="")),
     (events.EVENTS_GROUP, "Event"): KindRules(_no_defaults,

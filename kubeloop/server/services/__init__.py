@@ -1,7 +1,8 @@
 """Services, Endpoints and EndpointSlices: what these kinds need beyond generic storage.
 
 * :mod:`.defaults` and :mod:`.validation`: ``SetDefaults_Service`` and ``ValidateService`` (and
-  the small rules of Endpoints and EndpointSlices), wired into the admission dispatch table;
+  the small rules of Endpoints and EndpointSlices), added to the admission dispatch table by
+  :mod:`.admission`;
 * :mod:`.fields`: the Service field selectors;
 * :mod:`.ipallocator` and :mod:`.portallocator`: pure range allocators (cluster IPs from the
   service CIDR, node ports from the node-port range);

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.server.registry import ResourceInfo
+from kubeloop.server.services import admission as _admission  # noqa: F401  (registers the kinds' rules)
 from kubeloop.server.services.allocation import InUse, allocate_on_create, allocate_on_update, in_use
 from kubeloop.server.services.defaults import default_service
 from kubeloop.server.state import ServerState
