@@ -47,8 +47,9 @@ def test_a_new_service_gets_one_slice_with_labels_owner_ports_and_conditions() -
     assert not plan.update and not plan.delete
     [created] = plan.create
     assert created["metadata"]["generateName"] == "web-"
-    assert created["metadata"]["labels"] == {"team": "a", "kubernetes.io/service-name": "web",
-                                             "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}
+    assert created["metadata"]["labels"] == {
+        "team": "a", "kubernetes.io/service-name": "web",
+        "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}
     assert created["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "Service", "name": "web",
                                                        "uid": "svc-uid", "controller": True,
                                                        "blockOwnerDeletion": True}]
