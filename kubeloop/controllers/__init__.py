@@ -1,4 +1,4 @@
-"""Workload controllers: ReplicaSet, Deployment, CloneSet and the garbage collector.
+"""Controllers: ReplicaSet, Deployment, CloneSet, the garbage collector, Endpoints and EndpointSlices.
 
 :data:`CONTROLLERS` names the controllers ``kubeloop up`` and ``kubeloop controllers
 --controllers LIST`` can run, each with the function that builds it on a
@@ -30,10 +30,12 @@ CONTROLLERS: dict[str, str] = {
     "deployment": "kubeloop.controllers.deployment.controller:add_deployment_controller",
     "garbagecollector": "kubeloop.controllers.garbagecollector.controller:add_garbage_collector",
     "cloneset": "kubeloop.controllers.cloneset.controller:add_cloneset_controller",
+    "endpoint": "kubeloop.controllers.endpoints.controller:add_endpoints_controller",
+    "endpointslice": "kubeloop.controllers.endpointslice.controller:add_endpoint_slice_controller",
 }
 """Controller name -> ``module:function`` of its builder (``async def build(manager)``)."""
 
-DEFAULT_CONTROLLERS = ("replicaset", "deployment", "garbagecollector")
+DEFAULT_CONTROLLERS = ("replicaset", "deployment", "garbagecollector", "endpoint", "endpointslice")
 
 GATED_CONTROLLERS: frozenset[str] = frozenset({"cloneset"})
 """Controllers whose builder takes ``feature_gates=`` (upstream gate name -> enabled)."""

@@ -48,6 +48,7 @@ from kubeloop.server.openapi import OpenAPIService
 from kubeloop.server.openapi import http as openapi_http
 from kubeloop.server.registry import Registry
 from kubeloop.server.requests import MAX_BODY_BYTES
+from kubeloop.server.services.kubernetes_service import ensure_kubernetes_service
 from kubeloop.server.state import ServerState, copy_object
 from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE, ResourceType, Storage
 
@@ -239,6 +240,10 @@ class KubeServer:
 
             listener = await asyncio.get_running_loop().create_server(
                 protocol_factory, config.host, config.port, ssl=tls, reuse_address=True, ssl_shutdown_timeout=2.0)
+            if listener.sockets:
+                self.port = int(listener.sockets[0].getsockname()[1])
+            # Only now is the port known (0 picks a free one): the kubernetes Service targets it.
+            ensure_kubernetes_service(state, config.host, self.port)
         except BaseException:
             storage.close()
             raise
@@ -246,8 +251,6 @@ class KubeServer:
         # After the listener: a terminating namespace resumed now is emptied while clients are served.
         self.namespace_finalizer = NamespaceFinalizer(state)
         self.namespace_finalizer.start()
-        if listener.sockets:
-            self.port = int(listener.sockets[0].getsockname()[1])
         write_kubeconfig(self.kubeconfig_path, self.url, credentials)
 
     async def stop(self) -> None:

@@ -34,6 +34,7 @@ from kubeloop.server.namespace_lifecycle import (
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import DeleteOptions
 from kubeloop.server.serviceaccount_admission import admit_pod_service_account
+from kubeloop.server.services import hooks as service_hooks
 from kubeloop.server.state import ServerState, copy_object
 from kubeloop.server.storage import KeyExists, StorageError
 from kubeloop.server.strategy import (
@@ -105,6 +106,7 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
     if not name:
         raise invalid_error(info.kind, info.group, "", [required("metadata.name", "name or generateName is required")])
     prepare_for_create(info, obj, state.now_text())
+    service_hooks.before_create(state, info, obj)
     if _is_crd(info):
         errors = crd.validate_definition(obj, state.registry)
         if errors:
@@ -162,6 +164,7 @@ def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: O
     else:
         if _is_crd(info):
             extra += crd.validate_definition_update(new, old, state.registry)
+        service_hooks.before_update(state, info, new, old)
         admit_update(info, new, old, extra, podplugins.update_mutation(info, old))
         bump_generation(info, new, old)
     if _is_crd(info) and not status:

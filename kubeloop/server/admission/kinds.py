@@ -17,6 +17,8 @@ from typing import Any
 from kubeloop.server.admission import apps, core_kinds, events, launchpriority, pods
 from kubeloop.server.admission.fields import Errors
 from kubeloop.server.admission.metadata import validate_object_meta_update
+from kubeloop.server.services import defaults as service_defaults
+from kubeloop.server.services import validation as service_validation
 
 Defaulter = Callable[[dict[str, Any]], None]
 CreateMutation = Callable[[dict[str, Any]], None]
@@ -84,6 +86,14 @@ _RULES: Mapping[tuple[str, str], KindRules] = {
                                       apps.validate_replica_set_update, apps.validate_replica_set_status_update),
     ("apps", "ControllerRevision"): KindRules(_no_defaults, apps.validate_controller_revision_create,
                                               apps.validate_controller_revision_update),
+    ("", "Service"): KindRules(service_defaults.default_service, service_validation.validate_service_create,
+                               service_validation.validate_service_update,
+                               service_validation.validate_service_status_update),
+    ("", "Endpoints"): KindRules(service_defaults.default_endpoints, service_validation.validate_endpoints_create,
+                                 service_validation.validate_endpoints_update),
+    ("discovery.k8s.io", "EndpointSlice"): KindRules(service_defaults.default_endpoint_slice,
+                                                     service_validation.validate_endpoint_slice_create,
+                                                     service_validation.validate_endpoint_slice_update),
 }
 
 

@@ -31,6 +31,7 @@ from kubeloop.server.tables.custom import custom_printer
 from kubeloop.server.tables.negotiation import IncludeObject, TableRequest, include_object, table_request
 from kubeloop.server.tables.pods import POD_PRINTER
 from kubeloop.server.tables.printers import Obj, Printer, mapping
+from kubeloop.server.tables.services import ENDPOINT_SLICE_PRINTER, ENDPOINTS_PRINTER, SERVICE_PRINTER
 from kubeloop.server.tables.workloads import CONTROLLER_REVISION_PRINTER, DEPLOYMENT_PRINTER, REPLICA_SET_PRINTER
 
 BUILTIN_PRINTERS: dict[tuple[str, str], Printer] = {
@@ -43,6 +44,9 @@ BUILTIN_PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "Secret"): SECRET_PRINTER,
     ("", "ServiceAccount"): SERVICE_ACCOUNT_PRINTER,
     ("", "PersistentVolumeClaim"): CLAIM_PRINTER,
+    ("", "Service"): SERVICE_PRINTER,
+    ("", "Endpoints"): ENDPOINTS_PRINTER,
+    ("discovery.k8s.io", "EndpointSlice"): ENDPOINT_SLICE_PRINTER,
     ("apps", "Deployment"): DEPLOYMENT_PRINTER,
     ("apps", "ReplicaSet"): REPLICA_SET_PRINTER,
     ("apps", "ControllerRevision"): CONTROLLER_REVISION_PRINTER,
