@@ -15,7 +15,7 @@ from kubeloop.server.handlers.binding import handle_binding
 from kubeloop.server.handlers.common import json_response
 from kubeloop.server.handlers.delete import handle_delete, handle_delete_collection
 from kubeloop.server.handlers.patch import handle_patch
-from kubeloop.server.handlers.read import get_object, handle_get, handle_list
+from kubeloop.server.handlers.read import get_object, handle_get, handle_list, output_for
 from kubeloop.server.handlers.scale import scale_of
 from kubeloop.server.handlers.subresources import NO_CONTAINERS, evict, no_containers_error
 from kubeloop.server.handlers.virtual import component_status_get, component_status_list, handle_virtual_create
@@ -80,9 +80,11 @@ async def _virtual(state: ServerState, request: web.Request, target: Target) -> 
     info = target.info
     method = request.method
     if method == "GET" and info.resource == "componentstatuses":
+        # Negotiated as any read, so that kubectl get cs receives upstream's Table.
+        output = output_for(state, request, info)
         if target.is_collection:
-            return json_response(component_status_list())
-        return json_response(component_status_get(str(target.name)))
+            return output.response(output.list(component_status_list()))
+        return output.response(output.object(component_status_get(str(target.name))))
     if method == "POST" and target.is_collection and not (info.namespaced and target.namespace is None):
         _require_verb(info, "create")
         if info.resource == "bindings":

@@ -1,11 +1,10 @@
 """Rows of the core/v1 kinds other than pods, of Leases, and the generic fallback.
 
-Columns follow kube-apiserver 1.20's printers: Node (NAME STATUS ROLES AGE VERSION; wide
-INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION CONTAINER-RUNTIME), Namespace (NAME STATUS AGE),
-Event (LAST SEEN TYPE REASON OBJECT MESSAGE; wide SUBOBJECT SOURCE FIRST SEEN COUNT NAME),
+Columns follow kube-apiserver 1.33's printers (``pkg/printers/internalversion``): Node (NAME
+STATUS ROLES AGE VERSION; wide INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION CONTAINER-RUNTIME),
+Namespace (NAME STATUS AGE), Event (LAST SEEN TYPE REASON OBJECT MESSAGE; wide SUBOBJECT SOURCE FIRST SEEN COUNT NAME),
 ConfigMap (NAME DATA AGE), Secret (NAME TYPE DATA AGE), ServiceAccount (NAME SECRETS AGE),
-PersistentVolumeClaim (NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS AGE; wide
-VOLUMEMODE), Lease (NAME HOLDER AGE). Kinds without a printer (CRDs, Scale, ...) get the
+Lease (NAME HOLDER AGE). Kinds without a printer (CRDs, Scale, ...) get the
 generic table: NAME and CREATED AT (the RFC 3339 creation time, a ``date`` column).
 
 Events of ``events.k8s.io/v1`` are shown through the same printer after mapping their fields
@@ -18,8 +17,10 @@ from datetime import datetime
 from typing import Any
 
 from kubeloop.server.tables.ages import UNKNOWN, age
+from kubeloop.server.tables.docs import FieldDoc
 from kubeloop.server.tables.printers import (
     AGE,
+    AGE_DESCRIPTION,
     NAME,
     NAME_DESCRIPTION,
     Column,
@@ -78,24 +79,30 @@ def node_cells(node: Obj, now: datetime) -> list[Any]:
     ]
 
 
+def _info(field: str) -> FieldDoc:
+    return FieldDoc("core.v1.NodeSystemInfo", field)
+
+
+_ADDRESSES = FieldDoc("core.v1.NodeStatus", "addresses")
+
 NODE_PRINTER = Printer(
     (
         NAME,
-        Column("Status", "string", "Whether the node is ready and schedulable."),
-        Column("Roles", "string", "The node's roles, from its role labels."),
+        Column("Status", "string", "The status of the node"),
+        Column("Roles", "string", "The roles of the node"),
         AGE,
-        Column("Version", "string", "The kubelet version."),
-        Column("Internal-IP", "string", "The node's first internal IP address.", priority=1),
-        Column("External-IP", "string", "The node's first external IP address.", priority=1),
-        Column("OS-Image", "string", "The operating system image.", priority=1),
-        Column("Kernel-Version", "string", "The kernel version.", priority=1),
-        Column("Container-Runtime", "string", "The container runtime and its version.", priority=1),
+        Column("Version", "string", _info("kubeletVersion")),
+        Column("Internal-IP", "string", _ADDRESSES, priority=1),
+        Column("External-IP", "string", _ADDRESSES, priority=1),
+        Column("OS-Image", "string", _info("osImage"), priority=1),
+        Column("Kernel-Version", "string", _info("kernelVersion"), priority=1),
+        Column("Container-Runtime", "string", _info("containerRuntimeVersion"), priority=1),
     ),
     node_cells,
 )
 
 NAMESPACE_PRINTER = Printer(
-    (NAME, Column("Status", "string", "Active or Terminating."), AGE),
+    (NAME, Column("Status", "string", "The status of the namespace"), AGE),
     lambda ns, now: [name_of(ns), text(dig(ns, "status", "phase")), age(created(ns), now)],
 )
 
@@ -145,81 +152,46 @@ def event_cells(raw: Obj, now: datetime) -> list[Any]:
     ]
 
 
+def _event(field: str) -> FieldDoc:
+    return FieldDoc("core.v1.Event", field)
+
+
 EVENT_PRINTER = Printer(
     (
-        Column("Last Seen", "string", "Time since the event last occurred."),
-        Column("Type", "string", "Normal or Warning."),
-        Column("Reason", "string", "A short machine-readable cause."),
-        Column("Object", "string", "The object the event is about."),
-        Column("Subobject", "string", "The part of the object, such as a container.", priority=1),
-        Column("Source", "string", "The component that reported the event.", priority=1),
-        Column("Message", "string", "What happened."),
-        Column("First Seen", "string", "Time since the event first occurred.", priority=1),
-        Column("Count", "string", "How many times the event occurred.", priority=1),
+        Column("Last Seen", "string", _event("lastTimestamp")),
+        Column("Type", "string", _event("type")),
+        Column("Reason", "string", _event("reason")),
+        Column("Object", "string", _event("involvedObject")),
+        Column("Subobject", "string", FieldDoc("core.v1.ObjectReference", "fieldPath"), priority=1),
+        Column("Source", "string", _event("source"), priority=1),
+        Column("Message", "string", _event("message")),
+        Column("First Seen", "string", _event("firstTimestamp"), priority=1),
+        Column("Count", "string", _event("count"), priority=1),
         Column("Name", "string", NAME_DESCRIPTION, "name", priority=1),
     ),
     event_cells,
 )
 
 CONFIG_MAP_PRINTER = Printer(
-    (NAME, Column("Data", "integer", "The number of keys."), AGE),
+    (NAME, Column("Data", "string", FieldDoc("core.v1.ConfigMap", "data")), AGE),
     lambda cm, now: [name_of(cm), len(mapping(cm.get("data"))) + len(mapping(cm.get("binaryData"))),
                      age(created(cm), now)],
 )
 
 SECRET_PRINTER = Printer(
-    (NAME, Column("Type", "string", "How the data is used."), Column("Data", "integer", "The number of keys."), AGE),
+    (NAME, Column("Type", "string", FieldDoc("core.v1.Secret", "type")),
+     Column("Data", "string", FieldDoc("core.v1.Secret", "data")), AGE),
     lambda secret, now: [name_of(secret), text(secret.get("type")), len(mapping(secret.get("data"))),
                          age(created(secret), now)],
 )
 
 SERVICE_ACCOUNT_PRINTER = Printer(
-    (NAME, Column("Secrets", "integer", "The number of secrets listed."), AGE),
+    (NAME, Column("Secrets", "string", FieldDoc("core.v1.ServiceAccount", "secrets")), AGE),
     lambda sa, now: [name_of(sa), len(items(sa.get("secrets"))), age(created(sa), now)],
 )
 
-_ACCESS_MODES = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
-                 ("ReadWriteOncePod", "RWOP"))
-STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
-
-
-def access_modes(modes: Any) -> str:
-    """Abbreviated access modes in upstream's fixed order, without duplicates."""
-    present = set(modes) if isinstance(modes, list) else set()
-    return ",".join(short for mode, short in _ACCESS_MODES if mode in present)
-
-
-def claim_cells(claim: Obj, now: datetime) -> list[Any]:
-    phase = "Terminating" if dig(claim, "metadata", "deletionTimestamp") else text(dig(claim, "status", "phase"))
-    volume = text(dig(claim, "spec", "volumeName"))
-    capacity = modes = ""
-    if volume:
-        modes = access_modes(dig(claim, "status", "accessModes"))
-        storage = dig(claim, "status", "capacity", "storage")
-        capacity = str(storage) if storage is not None else "0"
-    annotations = mapping(dig(claim, "metadata", "annotations"))
-    storage_class = (text(annotations.get(STORAGE_CLASS_ANNOTATION)) if STORAGE_CLASS_ANNOTATION in annotations
-                     else text(dig(claim, "spec", "storageClassName")))
-    volume_mode = text(dig(claim, "spec", "volumeMode")) or "<unset>"
-    return [name_of(claim), phase, volume, capacity, modes, storage_class, age(created(claim), now), volume_mode]
-
-
-CLAIM_PRINTER = Printer(
-    (
-        NAME,
-        Column("Status", "string", "Pending, Bound or Lost."),
-        Column("Volume", "string", "The bound volume."),
-        Column("Capacity", "string", "The capacity of the bound volume."),
-        Column("Access Modes", "string", "The access modes of the bound volume."),
-        Column("StorageClass", "string", "The storage class of the claim."),
-        AGE,
-        Column("VolumeMode", "string", "Filesystem or Block.", priority=1),
-    ),
-    claim_cells,
-)
-
 LEASE_PRINTER = Printer(
-    (NAME, Column("Holder", "string", "The current holder of the lease."), AGE),
+    (NAME, Column("Holder", "string", FieldDoc("coordination.v1.LeaseSpec", "holderIdentity")), AGE),
     lambda lease, now: [name_of(lease), text(dig(lease, "spec", "holderIdentity")), age(created(lease), now)],
 )
 
@@ -227,6 +199,6 @@ ZERO_TIME = "0001-01-01T00:00:00Z"
 """How Go formats a zero creation time in the generic table."""
 
 GENERIC_PRINTER = Printer(
-    (NAME, Column("Created At", "date", "When the object was created.")),
+    (NAME, Column("Created At", "date", AGE_DESCRIPTION)),
     lambda obj, now: [name_of(obj), text(created(obj)) or ZERO_TIME],
 )

@@ -3,7 +3,13 @@
 A :class:`Printer` mirrors one of kube-apiserver's table handlers: ``columns`` are sent as
 ``columnDefinitions``, ``cells(obj, now)`` gives one row (always every column, wide ones
 included: kubectl hides ``priority`` > 0 columns unless ``-o wide``), and ``conditions``
-optionally gives the row's conditions (pods report ``Completed`` for succeeded and failed pods).
+optionally gives the row's conditions (pods report ``Completed`` for succeeded and failed pods),
+and ``order`` optionally sorts a list's rows (upstream sorts FlowSchemas by precedence).
+
+Column descriptions are plain text or a :class:`~kubeloop.server.tables.docs.FieldDoc`, the
+documentation of the field the column shows, resolved when the definitions are sent.
+The helpers below read fields of JSON objects the way Go reads a typed object: a missing or
+mistyped field is the zero value.
 """
 
 from __future__ import annotations
@@ -13,9 +19,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kubeloop.server.tables.docs import FieldDoc, meta
+
 Obj = Mapping[str, Any]
 Cells = Callable[[Obj, datetime], list[Any]]
 RowConditions = Callable[[Obj], list[dict[str, str]]]
+SortKey = Callable[[Obj], Any]
 
 
 @dataclass(frozen=True)
@@ -24,9 +33,13 @@ class Column:
 
     name: str
     type: str
-    description: str
+    doc: str | FieldDoc
     format: str = ""
     priority: int = 0
+
+    @property
+    def description(self) -> str:
+        return self.doc if isinstance(self.doc, str) else self.doc.text()
 
     def definition(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.type, "format": self.format, "description": self.description,
@@ -44,10 +57,11 @@ class Printer:
     columns: tuple[Column, ...]
     cells: Cells
     conditions: RowConditions = field(default=_no_conditions)
+    order: SortKey | None = None
 
 
-NAME_DESCRIPTION = "The object's name, unique within its namespace and kind."
-AGE_DESCRIPTION = "Time since the object was created."
+NAME_DESCRIPTION = meta("name")
+AGE_DESCRIPTION = meta("creationTimestamp")
 
 NAME = Column("Name", "string", NAME_DESCRIPTION, "name")
 AGE = Column("Age", "string", AGE_DESCRIPTION)
@@ -89,3 +103,40 @@ def name_of(obj: Obj) -> str:
 
 def created(obj: Obj) -> Any:
     return dig(obj, "metadata", "creationTimestamp")
+
+
+def or_none(value: str) -> str:
+    """``value``, or ``<none>`` when empty (upstream's placeholder for an empty cell)."""
+    return value or "<none>"
+
+
+def format_labels(labels: Any) -> str:
+    """apimachinery's ``labels.FormatLabels``: sorted ``key=value`` pairs, ``<none>`` when empty."""
+    pairs = [f"{key}={value}" for key, value in sorted(mapping(labels).items())]
+    return ",".join(pairs) or "<none>"
+
+
+def go_bool(value: Any) -> bool:
+    """A boolean field (absent is false)."""
+    return value is True
+
+
+def bool_pointer(value: Any) -> str:
+    """Upstream's ``printBoolPtr``: ``True``/``False``, ``<unset>`` when the field is absent."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return "<unset>"
+
+
+def container_cells(pod_spec: Any) -> tuple[str, str]:
+    """Upstream's ``layoutContainerCells``: container names and images, comma-separated."""
+    containers = items(dig(pod_spec, "containers"))
+    return ",".join(text(c.get("name")) for c in containers), ",".join(text(c.get("image")) for c in containers)
+
+
+def condition_status(conditions: Any, condition_type: str) -> str | None:
+    """The status of the first condition of ``condition_type``, ``None`` without one."""
+    for condition in items(conditions):
+        if condition.get("type") == condition_type:
+            return text(condition.get("status"))
+    return None

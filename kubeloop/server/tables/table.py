@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
+from kubeloop.server.tables import access, autoscaling, batch, cluster, control_plane, services, storage
 from kubeloop.server.tables.core_kinds import (
-    CLAIM_PRINTER,
     CONFIG_MAP_PRINTER,
     EVENT_PRINTER,
     GENERIC_PRINTER,
@@ -31,8 +31,15 @@ from kubeloop.server.tables.custom import custom_printer
 from kubeloop.server.tables.negotiation import IncludeObject, TableRequest, include_object, table_request
 from kubeloop.server.tables.pods import POD_PRINTER
 from kubeloop.server.tables.printers import Obj, Printer, mapping
-from kubeloop.server.tables.services import ENDPOINT_SLICE_PRINTER, ENDPOINTS_PRINTER, SERVICE_PRINTER
-from kubeloop.server.tables.workloads import CONTROLLER_REVISION_PRINTER, DEPLOYMENT_PRINTER, REPLICA_SET_PRINTER
+from kubeloop.server.tables.workloads import (
+    CONTROLLER_REVISION_PRINTER,
+    DAEMON_SET_PRINTER,
+    DEPLOYMENT_PRINTER,
+    POD_TEMPLATE_PRINTER,
+    REPLICA_SET_PRINTER,
+    REPLICATION_CONTROLLER_PRINTER,
+    STATEFUL_SET_PRINTER,
+)
 
 BUILTIN_PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "Pod"): POD_PRINTER,
@@ -43,16 +50,52 @@ BUILTIN_PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "ConfigMap"): CONFIG_MAP_PRINTER,
     ("", "Secret"): SECRET_PRINTER,
     ("", "ServiceAccount"): SERVICE_ACCOUNT_PRINTER,
-    ("", "PersistentVolumeClaim"): CLAIM_PRINTER,
-    ("", "Service"): SERVICE_PRINTER,
-    ("", "Endpoints"): ENDPOINTS_PRINTER,
-    ("discovery.k8s.io", "EndpointSlice"): ENDPOINT_SLICE_PRINTER,
+    ("", "PersistentVolumeClaim"): storage.CLAIM_PRINTER,
+    ("", "PersistentVolume"): storage.VOLUME_PRINTER,
+    ("", "ComponentStatus"): cluster.COMPONENT_STATUS_PRINTER,
+    ("", "Endpoints"): services.ENDPOINTS_PRINTER,
+    ("", "PodTemplate"): POD_TEMPLATE_PRINTER,
+    ("", "ReplicationController"): REPLICATION_CONTROLLER_PRINTER,
+    ("", "ResourceQuota"): cluster.RESOURCE_QUOTA_PRINTER,
+    ("", "Service"): services.SERVICE_PRINTER,
+    ("apiregistration.k8s.io", "APIService"): control_plane.API_SERVICE_PRINTER,
     ("apps", "Deployment"): DEPLOYMENT_PRINTER,
     ("apps", "ReplicaSet"): REPLICA_SET_PRINTER,
+    ("apps", "StatefulSet"): STATEFUL_SET_PRINTER,
+    ("apps", "DaemonSet"): DAEMON_SET_PRINTER,
     ("apps", "ControllerRevision"): CONTROLLER_REVISION_PRINTER,
+    ("autoscaling", "HorizontalPodAutoscaler"): autoscaling.HPA_PRINTER,
+    ("batch", "Job"): batch.JOB_PRINTER,
+    ("batch", "CronJob"): batch.CRON_JOB_PRINTER,
+    ("certificates.k8s.io", "CertificateSigningRequest"): access.CSR_PRINTER,
+    ("networking.k8s.io", "Ingress"): services.INGRESS_PRINTER,
+    ("networking.k8s.io", "IngressClass"): services.INGRESS_CLASS_PRINTER,
+    ("networking.k8s.io", "NetworkPolicy"): services.NETWORK_POLICY_PRINTER,
+    ("networking.k8s.io", "IPAddress"): services.IP_ADDRESS_PRINTER,
+    ("networking.k8s.io", "ServiceCIDR"): services.SERVICE_CIDR_PRINTER,
+    ("discovery.k8s.io", "EndpointSlice"): services.ENDPOINT_SLICE_PRINTER,
+    ("policy", "PodDisruptionBudget"): autoscaling.PDB_PRINTER,
+    ("rbac.authorization.k8s.io", "RoleBinding"): access.ROLE_BINDING_PRINTER,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): access.CLUSTER_ROLE_BINDING_PRINTER,
+    ("storage.k8s.io", "StorageClass"): storage.STORAGE_CLASS_PRINTER,
+    ("storage.k8s.io", "VolumeAttachment"): storage.VOLUME_ATTACHMENT_PRINTER,
+    ("storage.k8s.io", "CSIDriver"): storage.CSI_DRIVER_PRINTER,
+    ("storage.k8s.io", "CSINode"): storage.CSI_NODE_PRINTER,
+    ("storage.k8s.io", "CSIStorageCapacity"): storage.CSI_STORAGE_CAPACITY_PRINTER,
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): control_plane.WEBHOOK_CONFIGURATION_PRINTER,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): control_plane.WEBHOOK_CONFIGURATION_PRINTER,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
+        control_plane.VALIDATING_ADMISSION_POLICY_PRINTER,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"):
+        control_plane.VALIDATING_ADMISSION_POLICY_BINDING_PRINTER,
+    ("scheduling.k8s.io", "PriorityClass"): cluster.PRIORITY_CLASS_PRINTER,
     ("coordination.k8s.io", "Lease"): LEASE_PRINTER,
+    ("node.k8s.io", "RuntimeClass"): cluster.RUNTIME_CLASS_PRINTER,
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): control_plane.FLOW_SCHEMA_PRINTER,
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): control_plane.PRIORITY_LEVEL_PRINTER,
 }
-"""Built-in kinds with their own columns; every other built-in gets :data:`GENERIC_PRINTER`."""
+"""Built-in kinds with their own columns; every other built-in gets :data:`GENERIC_PRINTER` (as
+upstream's default table convertor: Roles, ClusterRoles, LimitRanges, CustomResourceDefinitions)."""
 
 
 def printer_for(group: str, version: str, kind: str, crd: Mapping[str, Any] | None = None) -> Printer:
@@ -113,8 +156,10 @@ def list_table(printer: Printer, list_object: Obj, *, request: TableRequest, inc
     source = mapping(list_object.get("metadata"))
     metadata = {key: source[key] for key in ("resourceVersion", "continue", "remainingItemCount")
                 if source.get(key) not in (None, "")}
-    rows = [_row(printer, item, include, request, api_version, kind, now)
-            for item in list_object.get("items") or () if isinstance(item, Mapping)]
+    listed = [item for item in list_object.get("items") or () if isinstance(item, Mapping)]
+    if printer.order is not None:
+        listed.sort(key=printer.order)
+    rows = [_row(printer, item, include, request, api_version, kind, now) for item in listed]
     return _table(printer, request, metadata, rows)
 
 

@@ -1,9 +1,16 @@
-"""Rows of the apps/v1 kinds: Deployments, ReplicaSets and ControllerRevisions.
+"""Rows of the workload kinds: Deployments, ReplicaSets, StatefulSets, DaemonSets,
+ReplicationControllers, PodTemplates and ControllerRevisions.
 
-Deployment: NAME READY ("ready/desired") UP-TO-DATE AVAILABLE AGE, wide CONTAINERS IMAGES
-SELECTOR. ReplicaSet: NAME DESIRED CURRENT READY AGE and the same wide columns. A missing
-``spec.replicas`` counts as 1 (what defaulting stores). ControllerRevision: NAME CONTROLLER
-(``<kind>.<group>/<name>`` of the controlling owner, ``<none>`` without one) REVISION AGE.
+As kube-apiserver 1.33's printers (``pkg/printers/internalversion``). Deployment: NAME READY
+("ready/desired") UP-TO-DATE AVAILABLE AGE, wide CONTAINERS IMAGES SELECTOR (the selector's
+string form, ``<invalid>`` when it does not parse). ReplicaSet and ReplicationController: NAME
+DESIRED CURRENT READY AGE and the same wide columns. StatefulSet: NAME READY AGE, wide
+CONTAINERS IMAGES. DaemonSet: NAME DESIRED CURRENT READY UP-TO-DATE AVAILABLE NODE SELECTOR AGE
+and the wide columns. PodTemplate: NAME CONTAINERS IMAGES POD LABELS. A missing
+``spec.replicas`` counts as 1 (what defaulting stores); empty selectors and label sets print
+``<none>`` (except a Deployment's selector, which prints empty as upstream's does).
+ControllerRevision: NAME CONTROLLER (``<kind>.<group>/<name>`` of the controlling owner,
+``<none>`` without one) REVISION AGE.
 """
 
 from __future__ import annotations
@@ -11,85 +18,161 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from kubeloop.api.labels import SelectorError, label_selector_string
+from kubeloop.api.labels import SelectorError, format_label_selector, label_selector_string
 from kubeloop.server.tables.ages import age
+from kubeloop.server.tables.docs import FieldDoc
 from kubeloop.server.tables.printers import (
     AGE,
     NAME,
     Column,
     Obj,
     Printer,
+    container_cells,
     created,
     dig,
+    format_labels,
     integer,
     items,
     name_of,
     text,
 )
 
-CONTAINERS = Column("Containers", "string", "The names of the template's containers.", priority=1)
-IMAGES = Column("Images", "string", "The images of the template's containers.", priority=1)
-SELECTOR = Column("Selector", "string", "The label selector of the managed pods.", priority=1)
+CONTAINERS = Column("Containers", "string", "Names of each container in the template.", priority=1)
+IMAGES = Column("Images", "string", "Images referenced by each container in the template.", priority=1)
+READY = Column("Ready", "string", "Number of the pod with ready state")
+
+
+def _selector(doc: FieldDoc) -> Column:
+    return Column("Selector", "string", doc, priority=1)
 
 
 def template_cells(obj: Obj) -> list[str]:
-    """CONTAINERS, IMAGES and SELECTOR cells of a workload with a pod template."""
-    containers = items(dig(obj, "spec", "template", "spec", "containers"))
-    names = ",".join(text(c.get("name")) for c in containers)
-    images = ",".join(text(c.get("image")) for c in containers)
-    selector = dig(obj, "spec", "selector")
-    try:
-        selector_text = label_selector_string(selector if isinstance(selector, dict) else None)
-    except SelectorError:
-        selector_text = "<error>"
-    return [names, images, selector_text]
+    """CONTAINERS, IMAGES and SELECTOR (``metav1.FormatLabelSelector``) of a workload."""
+    names, images = container_cells(dig(obj, "spec", "template", "spec"))
+    return [names, images, format_label_selector(dig(obj, "spec", "selector"))]
+
+
+def _replicas(obj: Obj) -> int:
+    return integer(dig(obj, "spec", "replicas"), 1)
 
 
 def deployment_cells(deployment: Obj, now: datetime) -> list[Any]:
-    desired = integer(dig(deployment, "spec", "replicas"), 1)
     status = dig(deployment, "status")
+    names, images = container_cells(dig(deployment, "spec", "template", "spec"))
+    selector = dig(deployment, "spec", "selector")
+    try:
+        selector_text = label_selector_string(selector if isinstance(selector, dict) else None)
+    except SelectorError:
+        selector_text = "<invalid>"
     return [
-        name_of(deployment),
-        f"{integer(dig(status, 'readyReplicas'))}/{desired}",
-        integer(dig(status, "updatedReplicas")),
-        integer(dig(status, "availableReplicas")),
-        age(created(deployment), now),
-        *template_cells(deployment),
+        name_of(deployment), f"{integer(dig(status, 'readyReplicas'))}/{_replicas(deployment)}",
+        integer(dig(status, "updatedReplicas")), integer(dig(status, "availableReplicas")),
+        age(created(deployment), now), names, images, selector_text,
     ]
 
 
 DEPLOYMENT_PRINTER = Printer(
     (
         NAME,
-        Column("Ready", "string", "Ready pods out of the desired number."),
-        Column("Up-to-date", "integer", "Pods running the current template."),
-        Column("Available", "integer", "Pods ready for at least minReadySeconds."),
-        AGE, CONTAINERS, IMAGES, SELECTOR,
+        READY,
+        Column("Up-to-date", "string", FieldDoc("apps.v1.DeploymentStatus", "updatedReplicas")),
+        Column("Available", "string", FieldDoc("apps.v1.DeploymentStatus", "availableReplicas")),
+        AGE, CONTAINERS, IMAGES, _selector(FieldDoc("apps.v1.DeploymentSpec", "selector")),
     ),
     deployment_cells,
 )
 
 
+def _replica_columns(spec: str, status: str) -> tuple[Column, ...]:
+    return (
+        NAME,
+        Column("Desired", "integer", FieldDoc(spec, "replicas")),
+        Column("Current", "integer", FieldDoc(status, "replicas")),
+        Column("Ready", "integer", FieldDoc(status, "readyReplicas")),
+        AGE, CONTAINERS, IMAGES, _selector(FieldDoc(spec, "selector")),
+    )
+
+
 def replica_set_cells(replica_set: Obj, now: datetime) -> list[Any]:
     return [
-        name_of(replica_set),
-        integer(dig(replica_set, "spec", "replicas"), 1),
-        integer(dig(replica_set, "status", "replicas")),
-        integer(dig(replica_set, "status", "readyReplicas")),
-        age(created(replica_set), now),
+        name_of(replica_set), _replicas(replica_set), integer(dig(replica_set, "status", "replicas")),
+        integer(dig(replica_set, "status", "readyReplicas")), age(created(replica_set), now),
         *template_cells(replica_set),
     ]
 
 
-REPLICA_SET_PRINTER = Printer(
+REPLICA_SET_PRINTER = Printer(_replica_columns("apps.v1.ReplicaSetSpec", "apps.v1.ReplicaSetStatus"),
+                              replica_set_cells)
+
+
+def replication_controller_cells(controller: Obj, now: datetime) -> list[Any]:
+    names, images = container_cells(dig(controller, "spec", "template", "spec"))
+    return [
+        name_of(controller), _replicas(controller), integer(dig(controller, "status", "replicas")),
+        integer(dig(controller, "status", "readyReplicas")), age(created(controller), now),
+        names, images, format_labels(dig(controller, "spec", "selector")),
+    ]
+
+
+REPLICATION_CONTROLLER_PRINTER = Printer(
+    _replica_columns("core.v1.ReplicationControllerSpec", "core.v1.ReplicationControllerStatus"),
+    replication_controller_cells,
+)
+
+
+def stateful_set_cells(stateful_set: Obj, now: datetime) -> list[Any]:
+    names, images = container_cells(dig(stateful_set, "spec", "template", "spec"))
+    return [name_of(stateful_set),
+            f"{integer(dig(stateful_set, 'status', 'readyReplicas'))}/{_replicas(stateful_set)}",
+            age(created(stateful_set), now), names, images]
+
+
+STATEFUL_SET_PRINTER = Printer((NAME, READY, AGE, CONTAINERS, IMAGES), stateful_set_cells)
+
+
+def daemon_set_cells(daemon_set: Obj, now: datetime) -> list[Any]:
+    status = dig(daemon_set, "status")
+    return [
+        name_of(daemon_set),
+        *(integer(dig(status, field)) for field in ("desiredNumberScheduled", "currentNumberScheduled",
+                                                     "numberReady", "updatedNumberScheduled", "numberAvailable")),
+        format_labels(dig(daemon_set, "spec", "template", "spec", "nodeSelector")), age(created(daemon_set), now),
+        *template_cells(daemon_set),
+    ]
+
+
+def _daemon_status(field: str) -> FieldDoc:
+    return FieldDoc("apps.v1.DaemonSetStatus", field)
+
+
+DAEMON_SET_PRINTER = Printer(
     (
         NAME,
-        Column("Desired", "integer", "The number of pods wanted."),
-        Column("Current", "integer", "The number of pods observed."),
-        Column("Ready", "integer", "The number of ready pods."),
-        AGE, CONTAINERS, IMAGES, SELECTOR,
+        Column("Desired", "integer", _daemon_status("desiredNumberScheduled")),
+        Column("Current", "integer", _daemon_status("currentNumberScheduled")),
+        Column("Ready", "integer", _daemon_status("numberReady")),
+        Column("Up-to-date", "integer", _daemon_status("updatedNumberScheduled")),
+        Column("Available", "integer", _daemon_status("numberAvailable")),
+        Column("Node Selector", "string", FieldDoc("core.v1.PodSpec", "nodeSelector")),
+        AGE, CONTAINERS, IMAGES, _selector(FieldDoc("apps.v1.DaemonSetSpec", "selector")),
     ),
-    replica_set_cells,
+    daemon_set_cells,
+)
+
+
+def pod_template_cells(template: Obj, now: datetime) -> list[Any]:
+    names, images = container_cells(dig(template, "template", "spec"))
+    return [name_of(template), names, images, format_labels(dig(template, "template", "metadata", "labels"))]
+
+
+POD_TEMPLATE_PRINTER = Printer(
+    (
+        NAME,
+        Column("Containers", "string", "Names of each container in the template."),
+        Column("Images", "string", "Images referenced by each container in the template."),
+        Column("Pod Labels", "string", "The labels for the pod template."),
+    ),
+    pod_template_cells,
 )
 
 
@@ -116,8 +199,8 @@ def controller_revision_cells(revision: Obj, now: datetime) -> list[Any]:
 CONTROLLER_REVISION_PRINTER = Printer(
     (
         NAME,
-        Column("Controller", "string", "The controller that owns the revision."),
-        Column("Revision", "integer", "The revision number."),
+        Column("Controller", "string", "Controller of the object"),
+        Column("Revision", "string", FieldDoc("apps.v1.ControllerRevision", "revision")),
         AGE,
     ),
     controller_revision_cells,

@@ -30,7 +30,7 @@ TEMPLATE = {"spec": {"containers": [{"name": "app", "image": "nginx:1.21"}, {"na
 
 def test_deployment() -> None:
     assert headers("apps", "Deployment") == [
-        ("Name", "string", 0), ("Ready", "string", 0), ("Up-to-date", "integer", 0), ("Available", "integer", 0),
+        ("Name", "string", 0), ("Ready", "string", 0), ("Up-to-date", "string", 0), ("Available", "string", 0),
         ("Age", "string", 0), ("Containers", "string", 1), ("Images", "string", 1), ("Selector", "string", 1)]
     deployment = {
         "metadata": meta("web"),
@@ -97,7 +97,7 @@ def test_node(labels: dict[str, str], conditions: list[dict[str, str]], unschedu
 
 def test_namespace_configmap_secret_serviceaccount_lease() -> None:
     assert cells("", "Namespace", {"metadata": meta("dev"), "status": {"phase": "Active"}}) == ["dev", "Active", "5m"]
-    assert headers("", "ConfigMap") == [("Name", "string", 0), ("Data", "integer", 0), ("Age", "string", 0)]
+    assert headers("", "ConfigMap") == [("Name", "string", 0), ("Data", "string", 0), ("Age", "string", 0)]
     assert cells("", "ConfigMap", {"metadata": meta("cm"), "data": {"a": "1", "b": "2"},
                                    "binaryData": {"c": "AA=="}}) == ["cm", 3, "5m"]
     assert cells("", "ConfigMap", {"metadata": meta("empty")}) == ["empty", 0, "5m"]
@@ -116,17 +116,19 @@ def test_namespace_configmap_secret_serviceaccount_lease() -> None:
 def test_persistent_volume_claim() -> None:
     assert [(h[0], h[2]) for h in headers("", "PersistentVolumeClaim")] == [
         ("Name", 0), ("Status", 0), ("Volume", 0), ("Capacity", 0), ("Access Modes", 0), ("StorageClass", 0),
-        ("Age", 0), ("VolumeMode", 1)]
+        ("VolumeAttributesClass", 0), ("Age", 0), ("VolumeMode", 1)]
     pending = {"metadata": meta("data"), "spec": {"storageClassName": "fast", "resources": {
         "requests": {"storage": "1Gi"}}}, "status": {"phase": "Pending"}}
-    assert cells("", "PersistentVolumeClaim", pending) == ["data", "Pending", "", "", "", "fast", "5m", "<unset>"]
+    assert cells("", "PersistentVolumeClaim", pending) == ["data", "Pending", "", "", "", "fast", "<unset>", "5m",
+                                                                "<unset>"]
     bound = {"metadata": meta("data", annotations={"volume.beta.kubernetes.io/storage-class": "legacy"},
                               deletionTimestamp=FIVE_MINUTES_AGO),
-             "spec": {"volumeName": "pv-1", "volumeMode": "Filesystem", "storageClassName": "fast"},
-             "status": {"phase": "Bound", "capacity": {"storage": "10Gi"},
+             "spec": {"volumeName": "pv-1", "volumeMode": "Filesystem", "storageClassName": "fast",
+                      "volumeAttributesClassName": "gold"},
+             "status": {"phase": "Bound", "capacity": {"storage": "10240Mi"},
                         "accessModes": ["ReadWriteMany", "ReadWriteOnce", "ReadWriteOnce"]}}
     assert cells("", "PersistentVolumeClaim", bound) == [
-        "data", "Terminating", "pv-1", "10Gi", "RWO,RWX", "legacy", "5m", "Filesystem"]
+        "data", "Terminating", "pv-1", "10Gi", "RWO,RWX", "legacy", "gold", "5m", "Filesystem"]
 
 
 def test_core_event() -> None:
@@ -166,7 +168,8 @@ def test_events_k8s_io_event_uses_the_core_columns() -> None:
 
 
 @pytest.mark.parametrize(("group", "kind"), [
-    ("apiextensions.k8s.io", "CustomResourceDefinition"), ("autoscaling", "Scale"), ("batch", "Job")])
+    ("apiextensions.k8s.io", "CustomResourceDefinition"), ("autoscaling", "Scale"),
+    ("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "ClusterRole"), ("", "LimitRange")])
 def test_generic_table_for_kinds_without_a_printer(group: str, kind: str) -> None:
     assert headers(group, kind) == [("Name", "string", 0), ("Created At", "date", 0)]
     assert cells(group, kind, {"metadata": meta("thing")}) == ["thing", FIVE_MINUTES_AGO]
