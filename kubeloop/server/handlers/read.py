@@ -79,6 +79,16 @@ async def handle_get(state: ServerState, request: web.Request, target: Target) -
     return output.response(output.object(obj))
 
 
+def _unsupported_field_label(info: ResourceInfo, name: str) -> str:
+    """Upstream's refusal of a field selector on ``name``: kinds with a field label conversion of
+    their own (those with selectable fields beyond name and namespace) and custom resources
+    (``crConverter.ConvertFieldLabel``) say it one way, the scheme's default conversion
+    (``runtime.DefaultMetaV1FieldSelectorConversion``) the other."""
+    if info.custom is not None or info.extra_fields is not None:
+        return f"field label not supported: {name}"
+    return f'"{name}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+
+
 def selector_predicate(info: ResourceInfo, query: Mapping[str, str]) -> Predicate | None:
     """The label and field selectors of a list or watch as one predicate (None: match all)."""
     label_text = query.get("labelSelector") or ""
@@ -98,9 +108,7 @@ def selector_predicate(info: ResourceInfo, query: Mapping[str, str]) -> Predicat
         allowed = info.selectable_fields()
         for name in fields.field_names():
             if name not in allowed:
-                # Built-in kinds' field label conversions and, since 1.30, the custom resource
-                # converter (crConverter.ConvertFieldLabel) word it alike.
-                raise bad_request_error(f"field label not supported: {name}")
+                raise bad_request_error(_unsupported_field_label(info, name))
         checks.append(lambda obj: fields.matches(info.field_set(obj)))
     if not checks:
         return None

@@ -44,6 +44,11 @@ def test_field_selectors_are_whitelisted(cluster: Cluster) -> None:
         cluster.core.list_namespaced_pod("default", field_selector="spec.image=x")
     assert caught.value.status == 400
     assert orjson.loads(caught.value.body)["message"] == "field label not supported: spec.image"
+    # A kind without a field label conversion of its own gets the scheme's default refusal.
+    with pytest.raises(ApiException) as caught:
+        cluster.core.list_namespaced_config_map("default", field_selector="data.k=x")
+    assert orjson.loads(caught.value.body)["message"] == (
+        '"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"')
 
 
 def test_paging_with_limit_and_continue(cluster: Cluster) -> None:
