@@ -1,22 +1,41 @@
-# Sourced by scripts/test: installs the Debian packages the tests drive, when missing.
-# - kubernetes-client: kubectl 1.20 (the kubectl compatibility tests run it, and any newer
-#   kubectl they find). /usr/bin/kubectl may already belong to another package (a newer
-#   kubectl from the Google Cloud SDK); Debian's then overwrites it, the newer one stays
-#   reachable in its own directory.
-# - chromium: the dashboard's browser test.
+# Sourced by scripts/test: brings the tools the tests drive, without touching the user's own.
+# - kubectl 1.20 (Debian's kubernetes-client): its .deb is downloaded and unpacked into the
+#   project's .tools/ (never installed over a kubectl the user has); the tests find it through
+#   $KUBELOOP_KUBECTL, beside any newer kubectl of the machine (the Cloud SDK's kubectl.1.NN).
+# - chromium: the dashboard's browser test (installed from Debian when missing; it replaces
+#   nothing).
 set -euo pipefail
 
-_debian_missing=()
-if ! dpkg -s kubernetes-client >/dev/null 2>&1; then _debian_missing+=(kubernetes-client); fi
-if ! command -v chromium >/dev/null 2>&1; then _debian_missing+=(chromium); fi
-
-if [ "${#_debian_missing[@]}" -gt 0 ]; then
+_tools="$root/.tools"
+_kubectl_120="$_tools/kubernetes-client/usr/bin/kubectl"
+_apt_updated=""
+_apt_update() {
+  if [ -z "$_apt_updated" ]; then apt-get update -qq; _apt_updated=1; fi
+}
+_need_root() {
   if [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then
-    echo "missing Debian packages (${_debian_missing[*]}) and no root apt-get to install them" >&2
+    echo "missing $1 and no root apt-get to fetch it" >&2
     exit 1
   fi
-  echo "== installing Debian packages: ${_debian_missing[*]}"
+}
+
+if [ ! -x "$_kubectl_120" ]; then
+  _need_root "kubectl 1.20 (Debian's kubernetes-client)"
+  echo "== fetching Debian's kubernetes-client into $_tools"
+  _apt_update
+  _download="$(mktemp -d)"
+  chmod 0755 "$_download"  # apt fetches as its own user
+  (cd "$_download" && apt-get download -qq kubernetes-client >/dev/null)
+  mkdir -p "$_tools/kubernetes-client"
+  dpkg-deb -x "$_download"/kubernetes-client_*.deb "$_tools/kubernetes-client"
+  rm -rf "$_download"
+fi
+export KUBELOOP_KUBECTL="$_kubectl_120${KUBELOOP_KUBECTL:+:$KUBELOOP_KUBECTL}"
+
+if ! command -v chromium >/dev/null 2>&1; then
+  _need_root "chromium"
+  echo "== installing Debian's chromium"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq -o Dpkg::Options::=--force-overwrite "${_debian_missing[@]}" >/dev/null
+  _apt_update
+  apt-get install -y -qq chromium >/dev/null
 fi

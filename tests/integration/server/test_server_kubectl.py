@@ -5,6 +5,7 @@ Runs with every kubectl found on the machine (none found: no cases).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 from server_harness import Cluster
 
-KUBECTLS = sorted({path for path in ("/usr/bin/kubectl", "/usr/local/bin/kubectl", shutil.which("kubectl"))
+KUBECTLS = sorted({path for path in ("/usr/bin/kubectl", "/usr/local/bin/kubectl", shutil.which("kubectl"),
+                                      *os.environ.get("KUBELOOP_KUBECTL", "").split(os.pathsep))
                    if path and Path(path).exists()})
 
 MANIFEST = """apiVersion: apps/v1

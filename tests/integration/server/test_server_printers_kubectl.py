@@ -9,6 +9,7 @@ written out: this server does not default them yet.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -20,8 +21,9 @@ from server_harness import Cluster
 pytestmark = pytest.mark.e2e
 
 SDK = "/usr/lib/google-cloud-sdk/bin/kubectl"
-KUBECTLS = [path for path in ("/usr/bin/kubectl", *(f"{SDK}.1.{minor}" for minor in range(27, 32)))
-            if Path(path).exists()]
+KUBECTLS = [path for path in ("/usr/bin/kubectl", *os.environ.get("KUBELOOP_KUBECTL", "").split(os.pathsep),
+                              *(f"{SDK}.1.{minor}" for minor in range(27, 32)))
+            if path and Path(path).exists()]
 """The machine's default kubectl (a dispatcher that picks a client by the server's version) and
 1.27-1.31; 1.32+ clients send protobuf, which the server does not read yet."""
 AGE = re.compile(r"^\d+s$")
