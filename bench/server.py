@@ -142,15 +142,20 @@ async def _write_rates(endpoint: Endpoint, creates: int) -> dict[str, float]:
             bodies = [orjson.dumps(_pod_body(offset + i)) for i in range(count)]
             namespaces = [f"team-{(offset + i) % NAMESPACES:02d}" for i in range(count)]
 
-            async def create(i: int, bodies: list[bytes] = bodies, namespaces: list[str] = namespaces) -> None:
+            created: list[dict[str, Any]] = [{} for _ in range(count)]
+
+            async def create(i: int, bodies: list[bytes] = bodies, namespaces: list[str] = namespaces,
+                             created: list[dict[str, Any]] = created) -> None:
                 async with session.post(f"{url}/api/v1/namespaces/{namespaces[i]}/pods", data=bodies[i],
                                         ssl=tls) as response:
                     if response.status != 201:
                         raise RuntimeError(await response.text())
-                    await response.read()
+                    created[i] = orjson.loads(await response.read())
 
             results[f"create x{clients}"] = count / await _concurrently(count, clients, create)
-            updated = [orjson.dumps(_labelled(_pod_body(offset + i))) for i in range(count)]
+            # An update sends back what the create answered, changed, as clients do (the server
+            # adds fields on create that an update may not take away).
+            updated = [orjson.dumps(_labelled(created[i])) for i in range(count)]
             names = [_pod_body(offset + i)["metadata"]["name"] for i in range(count)]
 
             async def update(i: int, bodies: list[bytes] = updated, names: list[str] = names,
