@@ -30,6 +30,7 @@ from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentia
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
+from kubeloop.server.metrics import metrics_response, stored_object_counts
 from kubeloop.server.objects import create_object
 from kubeloop.server.openapi import OpenAPIService
 from kubeloop.server.openapi import http as openapi_http
@@ -103,6 +104,10 @@ async def _handle(request: web.Request) -> web.StreamResponse:
         return web.Response(text="ok", content_type="text/plain")
     if path in ("/version", "/version/"):
         return web.Response(body=orjson.dumps(VERSION_INFO), content_type="application/json")
+    if path == "/metrics":
+        if request.method != "GET":
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        return metrics_response(request.app[_STATE_KEY].metrics)
     if openapi_http.is_openapi_path(path):
         if request.method != "GET":
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
@@ -141,6 +146,7 @@ def build_app(state: ServerState, token: str, ready_check: Callable[[], bool] | 
     app[_READY_KEY] = ready_check
     app[_TOKEN_KEY] = token
     app[_OPENAPI_KEY] = OpenAPIService()
+    state.metrics.object_counts = lambda: stored_object_counts(state.registry, state.storage)
     # `[\s\S]` rather than `.`: a decoded path may hold a newline, which `.` does not match.
     app.router.add_route("*", "/{tail:[\\s\\S]*}", _handle)
 

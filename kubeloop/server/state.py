@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from kubeloop.api.meta import format_time, now
+from kubeloop.server.metrics import ApiMetrics
 from kubeloop.server.registry import Registry, ResourceInfo
 from kubeloop.server.storage import ResourceType, Storage, Watcher
 
@@ -35,6 +36,8 @@ class ServerState:
     """Called with (old, new) after a CRD is stored or removed, to (re)serve its resources."""
     watchers: set[Watcher] = field(default_factory=set)
     """Open watch streams, closed at shutdown so that no request outlives the server."""
+    metrics: ApiMetrics = field(default_factory=ApiMetrics)
+    """This server's Prometheus metrics (``/metrics``)."""
 
     _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
 

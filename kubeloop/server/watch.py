@@ -6,7 +6,9 @@ revision that left the watch window gets HTTP 200 with one in-stream ERROR event
 Expired), which is what the Python client and kopf look for. With selectors, a change that
 makes an object start matching is sent as ADDED and one that makes it stop matching as
 DELETED, as the watch cache does. Each event is encoded once, in the store's shared event
-``cache``, however many watchers receive it.
+``cache``, however many watchers receive it. Every event sent is counted in the server's
+metrics (``apiserver_watch_events_total``) and each encoding's object size observed
+(``apiserver_watch_events_sizes``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from aiohttp import web
 
 from kubeloop.api.status import expired_error
 from kubeloop.server.handlers.read import Predicate, present, selector_predicate, table_for
+from kubeloop.server.metrics import WatchSeries
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import optional_bool, optional_int, parse_resource_version
 from kubeloop.server.routing import Target
@@ -45,12 +48,23 @@ def event_line(event_type: str, obj: Obj) -> bytes:
     return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
 
 
-def _encoded(event: WatchEvent, event_type: str, obj: Obj, info: ResourceInfo) -> bytes:
+# What `event_line` adds around the object: `{"type":"` TYPE `","object":` OBJECT `}` newline.
+_LINE_OVERHEAD = len(event_line("", {})) - len(b"{}")
+
+
+def object_size(line: bytes) -> int:
+    """Bytes of the object in an event line (what upstream's event size histogram observes)."""
+    return len(line) - _LINE_OVERHEAD - (line.index(b'"', 9) - 9)
+
+
+def _encoded(event: WatchEvent, event_type: str, obj: Obj, info: ResourceInfo, series: WatchSeries | None) -> bytes:
     """The event's line, memoised per (type, served version) on the shared event."""
     key = f"{event_type}:{info.api_version}" if obj is event.object else f"{event_type}:prev:{info.api_version}"
     line = event.cache.get(key)
     if line is None:
         line = event.cache[key] = event_line(event_type, present(info, obj))
+        if series is not None:
+            series.observe_size(len(line) - _LINE_OVERHEAD - len(event_type))
     return line
 
 
@@ -61,25 +75,31 @@ def _with_revision(obj: Obj, rv: int) -> Obj:
     return shown
 
 
-def filtered_line(event: WatchEvent, predicate: Predicate | None, info: ResourceInfo) -> bytes | None:
-    """The line a watcher with ``predicate`` receives for ``event``, or None if it sees nothing."""
+def filtered_line(event: WatchEvent, predicate: Predicate | None, info: ResourceInfo,
+                  series: WatchSeries | None = None) -> bytes | None:
+    """The line a watcher with ``predicate`` receives for ``event``, or None if it sees nothing.
+
+    A line encoded here (not found in the event's cache) has its object size observed in
+    ``series``."""
     if predicate is None:
-        return _encoded(event, event.type, event.object, info)
+        return _encoded(event, event.type, event.object, info, series)
     now_matches = predicate(event.object)
     if event.type == ADDED:
-        return _encoded(event, ADDED, event.object, info) if now_matches else None
+        return _encoded(event, ADDED, event.object, info, series) if now_matches else None
     if event.type == DELETED:
-        return _encoded(event, DELETED, event.object, info) if now_matches else None
+        return _encoded(event, DELETED, event.object, info, series) if now_matches else None
     before_matches = predicate(event.prev) if event.prev is not None else now_matches
     if now_matches and before_matches:
-        return _encoded(event, MODIFIED, event.object, info)
+        return _encoded(event, MODIFIED, event.object, info, series)
     if now_matches:
-        return _encoded(event, ADDED, event.object, info)
+        return _encoded(event, ADDED, event.object, info, series)
     if before_matches and event.prev is not None:
         key = f"{DELETED}:prev:{info.api_version}"
         line = event.cache.get(key)
         if line is None:
             line = event.cache[key] = event_line(DELETED, present(info, _with_revision(event.prev, event.rv)))
+            if series is not None:
+                series.observe_size(len(line) - _LINE_OVERHEAD - len(DELETED))
         return line
     return None
 
@@ -125,7 +145,7 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                        "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()
-    stream = _Stream(state, response, converter)
+    stream = _Stream(state, response, converter, state.metrics.watch_series(info.group, info.version, info.kind))
     if watcher is not None:
         state.watchers.add(watcher)
     try:
@@ -152,18 +172,27 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
 class _Stream:
     """The response of one watch: event lines go out as they are, or as Tables for kubectl get -w."""
 
-    def __init__(self, state: ServerState, response: web.StreamResponse, converter: TableConverter | None) -> None:
+    def __init__(self, state: ServerState, response: web.StreamResponse, converter: TableConverter | None,
+                 series: WatchSeries) -> None:
         self.state = state
         self.response = response
         self.converter = converter
+        self.series = series
 
     async def send(self, line: bytes) -> None:
+        """Send one line encoded for this watcher alone (its object size is observed here)."""
+        if line:
+            self.series.events += 1
+            self.series.observe_size(object_size(line))
         if self.converter is not None and line:
             line = self.converter.watch_line(line, self.state.clock())
         await self.response.write(line)
 
     async def send_lines(self, lines: list[bytes]) -> None:
-        """Send several event lines in one write (one TLS record and one syscall, not many)."""
+        """Send several event lines in one write (one TLS record and one syscall, not many).
+
+        Their sizes were observed when they were encoded (once per change, shared by watchers)."""
+        self.series.events += len(lines)
         if self.converter is not None:
             now = self.state.clock()
             lines = [self.converter.watch_line(line, now) if line else line for line in lines]
@@ -201,7 +230,8 @@ async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predica
         progressed = True
         # Whatever else is queued already goes out in the same write: under load a watcher
         # receives bursts, and a write per event made the sends the server's biggest cost.
-        lines = [line for line in (filtered_line(e, predicate, info)
+        series = stream.series
+        lines = [line for line in (filtered_line(e, predicate, info, series)
                                    for e in (event, *watcher.take_queued(WRITE_BATCH_EVENTS - 1)))
                  if line is not None]
         if lines:
