@@ -131,13 +131,16 @@ class ApiMetrics:
     def observe_request(self, request: web.Request, target: Target, code: int, seconds: float) -> None:
         """Record one answered resource request."""
         method = request.method
+        query = request.query  # parsed (and cached on the request) by the handlers already
         scope = request_scope(method, target.namespace, target.name)
         if method == "GET":
-            verb = request_verb(method, scope, request.query.get("watch"), None)
-        else:
+            verb = request_verb(method, scope, query.get("watch"), None)
+        elif method == "PATCH":
             verb = request_verb(method, scope, None, request.headers.get("Content-Type"))
-        raw_query = request.query_string
-        dry_run = dry_run_label(raw_query, request.query.getall("dryRun", ())) if "dryRun" in raw_query else ""
+        else:
+            verb = request_verb(method, scope, None, None)
+        dry_run_values = query.getall("dryRun", None)
+        dry_run = dry_run_label(dry_run_values) if dry_run_values else ""
         info = target.info
         key = (verb, dry_run, info.group, info.version, info.resource, target.subresource or "", scope)
         series = self._requests.get(key)

@@ -15,8 +15,9 @@ Facts from upstream ``k8s.io/apiserver``:
   their name (``POST``, ``PUT``, ``PATCH``, ``DELETE``), and a method outside upstream's list
   is ``other``. So a delete-collection request reports ``DELETE`` (with a collection scope),
   as upstream's does since the metric verb stopped coming from the route.
-- **dry_run** (``cleanDryRun``): empty when the raw query has no ``dryRun``; ``invalid`` when a
-  value is not ``All``; otherwise the distinct values, sorted and joined with commas (``All``).
+- **dry_run** (``cleanDryRun``): empty without ``dryRun`` values; ``invalid`` when a value is
+  not ``All``; otherwise the distinct values, sorted and joined with commas (``All``). Upstream
+  first looks for ``dryRun`` in the raw query only to skip parsing it; the outcome is the same.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ APPLY_PATCH_TYPE = "application/apply-patch+yaml"
 _VALID_VERBS = frozenset({"APPLY", "CONNECT", "CREATE", "DELETE", "DELETECOLLECTION", "GET", "LIST", "PATCH", "POST",
                           "PROXY", "PUT", "UPDATE", "WATCH", "WATCHLIST"})
 _NOT_WATCH = frozenset({"0", "false"})
+# Methods reported under their own name whatever the scope (the common writes: no further test).
+_AS_IS = frozenset({"POST", "PUT", "DELETE"})
 
 
 def request_scope(method: str, namespace: str | None, name: str | None) -> str:
@@ -50,6 +53,8 @@ def request_verb(method: str, scope: str, watch: str | None, content_type: str |
     ``watch`` is the first value of the ``watch`` query parameter (None when absent);
     ``content_type`` the request's Content-Type header as sent.
     """
+    if method in _AS_IS:
+        return method
     verb = method.upper()
     if verb == "GET" or verb == "HEAD":
         if verb == "GET" and watch is not None and watch.lower() not in _NOT_WATCH:
@@ -60,10 +65,9 @@ def request_verb(method: str, scope: str, watch: str | None, content_type: str |
     return verb if verb in _VALID_VERBS else "other"
 
 
-def dry_run_label(raw_query: str, values: Sequence[str]) -> str:
-    """The ``dry_run`` label: ``raw_query`` is the undecoded query string, ``values`` every
-    ``dryRun`` value in it (only read when the raw query mentions ``dryRun``)."""
-    if "dryRun" not in raw_query:
+def dry_run_label(values: Sequence[str]) -> str:
+    """The ``dry_run`` label of a request whose query has these ``dryRun`` values."""
+    if not values:
         return ""
     if any(value != "All" for value in values):
         return "invalid"
