@@ -2,8 +2,10 @@
 
 :class:`KubeServer` opens the store, serves the built-in kinds and every stored CRD (plus the
 CloneSet CRD when its manifest is available), creates the default namespaces, and answers over
-HTTPS with a bearer token. Every error leaves as a ``Status``; an unexpected exception is
-logged and answered as a 500 ``InternalError`` Status, never as a stack trace.
+HTTPS with a bearer token (which ``/metrics``, the server's Prometheus metrics, also needs;
+only the health and version paths are public). Every error leaves as a ``Status``; an
+unexpected exception is logged and answered as a 500 ``InternalError`` Status, never as a
+stack trace.
 """
 
 from __future__ import annotations
