@@ -9,6 +9,9 @@ machine. Figures:
 - pod creates and updates per second with 1 and with 8 concurrent clients;
 - list latency of all pods at each store size (full list, and a first page of 500);
 - watch fan-out: events per second delivered to 50 watchers while 8 clients update pods;
+- the server process's CPU time per write request (all four write phases) and per watch
+  event delivered during the fan-out: the figures to compare two versions of the server by
+  on a shared machine (run this script with ``PYTHONPATH`` pointing at each checkout);
 - ceilings, measured in the same run: an aiohttp HTTPS server that only parses and
   re-serialises the same pod JSON (the HTTP ceiling), and the bare SQLite insert rate of
   the store's change-log INSERT from Python (``bench/storage.py``'s measurement).
@@ -49,7 +52,8 @@ def _run_kube_server(data_dir: str, memory: bool, conn: multiprocessing.connecti
         await server.start()
         assert server.credentials is not None
         conn.send((server.url, server.credentials.token, str(server.credentials.ca_cert)))
-        await asyncio.get_running_loop().run_in_executor(None, conn.recv)
+        while await asyncio.get_running_loop().run_in_executor(None, conn.recv) == "cpu":
+            conn.send(time.process_time())
         await server.stop()
 
     asyncio.run(main())
@@ -86,6 +90,13 @@ def _spawn(target: Callable[..., None], *args: Any) -> tuple[multiprocessing.Pro
     process.start()
     endpoint: Endpoint = parent.recv()
     return process, parent, endpoint
+
+
+def _server_cpu(conn: Any) -> float:
+    """CPU seconds the server process has used so far."""
+    conn.send("cpu")
+    seconds: float = conn.recv()
+    return seconds
 
 
 def _stop(process: multiprocessing.Process, conn: Any) -> None:
@@ -208,8 +219,8 @@ async def _list_latency(endpoint: Endpoint, repeats: int = 3) -> dict[str, float
     return results
 
 
-async def _fan_out(endpoint: Endpoint, updates: int) -> float:
-    """Events per second delivered to WATCHERS watchers while 8 clients update pods."""
+async def _fan_out(endpoint: Endpoint, updates: int) -> tuple[float, int]:
+    """Events per second delivered to WATCHERS watchers while 8 clients update pods, and how many."""
     url = endpoint[0]
     session, tls = _session(endpoint)
     async with session:
@@ -249,7 +260,7 @@ async def _fan_out(endpoint: Endpoint, updates: int) -> float:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    return received / elapsed
+    return received / elapsed, received
 
 
 async def _echo_rate(endpoint: Endpoint, count: int, clients: int) -> float:
@@ -290,20 +301,27 @@ def main() -> None:
 
         server, conn, endpoint = _spawn(_run_kube_server, str(directory / "kube"), args.memory)
         try:
+            cpu_before = _server_cpu(conn)
             rates = asyncio.run(_write_rates(endpoint, args.creates))
+            write_cpu = _server_cpu(conn) - cpu_before
             for label in ("create x1", "update x1", "create x8", "update x8"):
                 clients = int(label.split("x")[1])
                 report(f"pod {label.replace('x', 'with ')} client(s)",
                        f"{rates[label]:>10,.0f} /s   {rates[label] / http_ceiling[clients]:.2f} of HTTP, "
                        f"{rates[label] / sqlite_ceiling:.2f} of SQLite")
+            writes = NAMESPACES + 2 * rates["pods"]
+            report("server CPU per write request (all write phases)", f"{write_cpu / writes * 1e6:>10,.0f} us")
             filled = int(rates["pods"])
             for size in (int(v) for v in args.list_sizes.split(",") if v):
                 asyncio.run(_fill(endpoint, filled, size))
                 filled = max(filled, size)
                 for label, seconds in asyncio.run(_list_latency(endpoint)).items():
                     report(f"{size:>6,} pods: {label}", f"{seconds * 1000:>10.1f} ms")
-            delivered = asyncio.run(_fan_out(endpoint, 200))
+            cpu_before = _server_cpu(conn)
+            delivered, events = asyncio.run(_fan_out(endpoint, 200))
+            fan_out_cpu = _server_cpu(conn) - cpu_before
             report(f"watch fan-out to {WATCHERS} watchers (events delivered)", f"{delivered:>10,.0f} /s")
+            report("server CPU per event delivered (updates included)", f"{fan_out_cpu / events * 1e6:>10,.1f} us")
         finally:
             _stop(server, conn)
 

@@ -2,8 +2,10 @@
 
 :class:`KubeServer` opens the store, serves the built-in kinds and every stored CRD (plus the
 CloneSet CRD when its manifest is available), creates the default namespaces, and answers over
-HTTPS with a bearer token. Every error leaves as a ``Status``; an unexpected exception is
-logged and answered as a 500 ``InternalError`` Status, never as a stack trace.
+HTTPS with a bearer token (which ``/metrics``, the server's Prometheus metrics, also needs;
+only the health and version paths are public). Every error leaves as a ``Status``; an
+unexpected exception is logged and answered as a 500 ``InternalError`` Status, never as a
+stack trace.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
+from kubeloop.server.metrics import metrics_response, stored_object_counts
 from kubeloop.server.namespace_defaults import ensure_namespace_defaults
 from kubeloop.server.namespace_finalizer import NamespaceFinalizer
 from kubeloop.server.objects import create_object
@@ -121,6 +124,10 @@ async def _handle(request: web.Request) -> web.StreamResponse:
         # Upstream writes /version with WriteRawJSON: indented by two spaces, no final newline.
         return web.Response(body=orjson.dumps(VERSION_INFO, option=orjson.OPT_INDENT_2),
                             content_type="application/json")
+    if path == "/metrics":
+        if request.method != "GET":
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        return metrics_response(request.app[_STATE_KEY].metrics)
     if openapi_http.is_openapi_path(path):
         if request.method != "GET":
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
@@ -172,6 +179,7 @@ def build_app(state: ServerState, token: str, ready_check: Callable[[], bool] | 
     app[_READY_KEY] = ready_check
     app[_TOKEN_KEY] = token
     app[_OPENAPI_KEY] = OpenAPIService()
+    state.metrics.object_counts = lambda: stored_object_counts(state.registry, state.storage)
     # `[\s\S]` rather than `.`: a decoded path may hold a newline, which `.` does not match.
     app.router.add_route("*", "/{tail:[\\s\\S]*}", _handle)
 

@@ -2,10 +2,14 @@
 
 Resolves the path (discovery document or resource target), checks the verb is served for the
 resource, and calls the handler. Upstream's verb names: GET is get, list or watch; POST create;
-PUT update; PATCH patch; DELETE delete or deletecollection.
+PUT update; PATCH patch; DELETE delete or deletecollection. Every request that reaches a handler
+is recorded in the server's metrics with its answer's code and duration (``kubeloop.server.metrics``).
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Awaitable
 
 from aiohttp import web
 
@@ -48,6 +52,7 @@ def _require_verb(info: ResourceInfo, verb: str) -> None:
 
 async def dispatch(state: ServerState, request: web.Request) -> web.StreamResponse:
     """Answer one API request (authentication already checked)."""
+    started = time.perf_counter()
     if not _accepts_json(request.headers.get("Accept")):
         raise not_acceptable_error(_SERVED_TYPES)
     target = resolve(state.registry, request.path)
@@ -56,13 +61,29 @@ async def dispatch(state: ServerState, request: web.Request) -> web.StreamRespon
             raise _method_not_allowed()
         aggregated = aggregated_discovery.requested_version(request.headers.get("Accept"))
         if aggregated is not None and target.group is None:
-            response = json_response(aggregated_discovery.group_discovery_list(state.registry, target.legacy,
+            document = json_response(aggregated_discovery.group_discovery_list(state.registry, target.legacy,
                                                                                aggregated))
-            response.content_type = "application/json"
-            response.headers["Content-Type"] = aggregated_discovery.content_type(aggregated)
-            return response
+            document.headers["Content-Type"] = aggregated_discovery.content_type(aggregated)
+            return document
         return json_response(_discovery_document(state, request, target))
-    return await _resource(state, request, target)
+    # Routing errors (a verb the resource does not serve) are raised here, before any handler
+    # runs: upstream has no route for them, so they are not recorded either.
+    handler = _resource(state, request, target)
+    metrics = state.metrics
+    try:
+        response: web.StreamResponse = await handler
+    except ApiError as error:
+        metrics.observe_request(request, target, error.code, time.perf_counter() - started)
+        raise
+    except web.HTTPException as error:
+        metrics.observe_request(request, target, error.status, time.perf_counter() - started)
+        raise
+    except Exception:
+        # The middleware answers it as a 500 InternalError.
+        metrics.observe_request(request, target, 500, time.perf_counter() - started)
+        raise
+    metrics.observe_request(request, target, response.status, time.perf_counter() - started)
+    return response
 
 
 def _discovery_document(state: ServerState, request: web.Request, target: DiscoveryTarget) -> object:
@@ -113,29 +134,34 @@ async def _other_subresource(state: ServerState, request: web.Request, target: T
     return await handle_patch(state, request, target)
 
 
-async def _resource(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+async def _scale(state: ServerState, target: Target) -> web.StreamResponse:
+    return json_response(scale_of(target.info, get_object(state, target)))
+
+
+def _resource(state: ServerState, request: web.Request, target: Target) -> Awaitable[web.StreamResponse]:
+    """The handler's coroutine for the request (not started), or the routing error."""
     info = target.info
     method = request.method
     collection = target.is_collection
     if info.virtual:
-        return await _virtual(state, request, target)
+        return _virtual(state, request, target)
     if target.subresource not in (None, "status", "scale", "binding", "finalize"):
-        return await _other_subresource(state, request, target)
+        return _other_subresource(state, request, target)
     if method == "GET" and target.subresource != "finalize":
         if collection:
             watch = request.query.get("watch")
             if watch and parse_bool("watch", watch):
                 _require_verb(info, "watch")
-                return await handle_watch(state, request, target)
+                return handle_watch(state, request, target)
             _require_verb(info, "list")
-            return await handle_list(state, request, target)
+            return handle_list(state, request, target)
         _require_verb(info, "get")
         if target.subresource == "scale":
-            return json_response(scale_of(info, get_object(state, target)))
-        return await handle_get(state, request, target)
+            return _scale(state, target)
+        return handle_get(state, request, target)
     if method == "POST" and target.subresource == "binding":
         _require_verb(info, "create")
-        return await handle_binding(state, request, target)
+        return handle_binding(state, request, target)
     if target.subresource == "binding":
         raise _method_not_allowed()
     if target.subresource == "finalize" and method != "PUT":
@@ -145,23 +171,23 @@ async def _resource(state: ServerState, request: web.Request, target: Target) ->
         if not collection or (info.namespaced and target.namespace is None):
             raise _method_not_allowed()
         _require_verb(info, "create")
-        return await handle_create(state, request, target)
+        return handle_create(state, request, target)
     if collection and method == "DELETE":
         if info.namespaced and target.namespace is None:
             raise _method_not_allowed()
         _require_verb(info, "deletecollection")
-        return await handle_delete_collection(state, request, target)
+        return handle_delete_collection(state, request, target)
     if collection:
         raise _method_not_allowed()
     if method == "PUT":
         _require_verb(info, "update")
-        return await handle_update(state, request, target)
+        return handle_update(state, request, target)
     if method == "PATCH":
         _require_verb(info, "patch")
-        return await handle_patch(state, request, target)
+        return handle_patch(state, request, target)
     if method == "DELETE" and target.subresource is None:
         _require_verb(info, "delete")
-        return await handle_delete(state, request, target)
+        return handle_delete(state, request, target)
     if method in ("HEAD", "OPTIONS", "DELETE", "CONNECT", "TRACE"):
         raise _method_not_allowed()
     raise not_found_path()

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from kubeloop.api.meta import format_time, now
+from kubeloop.server.metrics import ApiMetrics
 from kubeloop.server.registry import Registry, ResourceInfo
 from kubeloop.server.storage import ResourceType, Storage, Watcher
 
@@ -41,6 +42,8 @@ class ServerState:
     """Called with the name of each namespace just stored (to create its default content)."""
     root_ca: str = ""
     """The cluster CA certificate (PEM) published in every namespace; empty when unknown."""
+    metrics: ApiMetrics = field(default_factory=ApiMetrics)
+    """This server's Prometheus metrics (``/metrics``)."""
 
     _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
 

@@ -8,7 +8,9 @@ makes an object start matching is sent as ADDED and one that makes it stop match
 DELETED, as the watch cache does. Each event is encoded once per view, in the store's shared
 event ``cache``, however many watchers receive it. The Accept header is negotiated as for a
 list (:func:`~kubeloop.server.handlers.read.output_for`): Tables for kubectl get -w, and
-PartialObjectMetadata events, bookmarks included, for metadata informers.
+PartialObjectMetadata events, bookmarks included, for metadata informers. Every event sent is
+counted in the server's metrics (``apiserver_watch_events_total``) and each encoding's object
+size observed (``apiserver_watch_events_sizes``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from kubeloop.api.status import expired_error
 from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.codec.output import WatchView
 from kubeloop.server.handlers.read import Predicate, output_for, present, selector_predicate
+from kubeloop.server.metrics import WatchSeries
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import optional_bool, optional_int, parse_resource_version
 from kubeloop.server.routing import Target
@@ -54,13 +57,26 @@ def _shown(info: ResourceInfo, obj: Obj, view: WatchView | None) -> Obj:
     return view.apply(shown) if view is not None else shown
 
 
-def _encoded(event: WatchEvent, event_type: str, obj: Obj, info: ResourceInfo, view: WatchView | None) -> bytes:
-    """The event's line, memoised per (type, served version, view) on the shared event."""
+# What `event_line` adds around the object: `{"type":"` TYPE `","object":` OBJECT `}` newline.
+_LINE_OVERHEAD = len(event_line("", {})) - len(b"{}")
+
+
+def object_size(line: bytes) -> int:
+    """Bytes of the object in an event line (what upstream's event size histogram observes)."""
+    return len(line) - _LINE_OVERHEAD - (line.index(b'"', 9) - 9)
+
+
+def _encoded(event: WatchEvent, event_type: str, obj: Obj, info: ResourceInfo, view: WatchView | None,
+             series: WatchSeries | None) -> bytes:
+    """The event's line, memoised per (type, served version, view) on the shared event; a line
+    encoded here has its object size observed in ``series``."""
     served = info.api_version if view is None else f"{info.api_version}:{view.key}"
     key = f"{event_type}:{served}" if obj is event.object else f"{event_type}:prev:{served}"
     line = event.cache.get(key)
     if line is None:
         line = event.cache[key] = event_line(event_type, _shown(info, obj, view))
+        if series is not None:
+            series.observe_size(len(line) - _LINE_OVERHEAD - len(event_type))
     return line
 
 
@@ -72,27 +88,30 @@ def _with_revision(obj: Obj, rv: int) -> Obj:
 
 
 def filtered_line(event: WatchEvent, predicate: Predicate | None, info: ResourceInfo,
-                  view: WatchView | None = None) -> bytes | None:
+                  view: WatchView | None = None, series: WatchSeries | None = None) -> bytes | None:
     """The line a watcher with ``predicate`` (and ``view`` of objects) receives for ``event``,
-    or None if it sees nothing."""
+    or None if it sees nothing. A line encoded here (not found in the event's cache) has its
+    object size observed in ``series``."""
     if predicate is None:
-        return _encoded(event, event.type, event.object, info, view)
+        return _encoded(event, event.type, event.object, info, view, series)
     now_matches = predicate(event.object)
     if event.type == ADDED:
-        return _encoded(event, ADDED, event.object, info, view) if now_matches else None
+        return _encoded(event, ADDED, event.object, info, view, series) if now_matches else None
     if event.type == DELETED:
-        return _encoded(event, DELETED, event.object, info, view) if now_matches else None
+        return _encoded(event, DELETED, event.object, info, view, series) if now_matches else None
     before_matches = predicate(event.prev) if event.prev is not None else now_matches
     if now_matches and before_matches:
-        return _encoded(event, MODIFIED, event.object, info, view)
+        return _encoded(event, MODIFIED, event.object, info, view, series)
     if now_matches:
-        return _encoded(event, ADDED, event.object, info, view)
+        return _encoded(event, ADDED, event.object, info, view, series)
     if before_matches and event.prev is not None:
         served = info.api_version if view is None else f"{info.api_version}:{view.key}"
         key = f"{DELETED}:prev:{served}"
         line = event.cache.get(key)
         if line is None:
             line = event.cache[key] = event_line(DELETED, _shown(info, _with_revision(event.prev, event.rv), view))
+            if series is not None:
+                series.observe_size(len(line) - _LINE_OVERHEAD - len(DELETED))
         return line
     return None
 
@@ -143,7 +162,7 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                        "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()
-    stream = _Stream(state, response, converter)
+    stream = _Stream(state, response, converter, state.metrics.watch_series(info.group, info.version, info.kind))
     if watcher is not None:
         state.watchers.add(watcher)
     try:
@@ -170,18 +189,27 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
 class _Stream:
     """The response of one watch: event lines go out as they are, or as Tables for kubectl get -w."""
 
-    def __init__(self, state: ServerState, response: web.StreamResponse, converter: TableConverter | None) -> None:
+    def __init__(self, state: ServerState, response: web.StreamResponse, converter: TableConverter | None,
+                 series: WatchSeries) -> None:
         self.state = state
         self.response = response
         self.converter = converter
+        self.series = series
 
     async def send(self, line: bytes) -> None:
+        """Send one line encoded for this watcher alone (its object size is observed here)."""
+        if line:
+            self.series.events += 1
+            self.series.observe_size(object_size(line))
         if self.converter is not None and line:
             line = self.converter.watch_line(line, self.state.clock())
         await self.response.write(line)
 
     async def send_lines(self, lines: list[bytes]) -> None:
-        """Send several event lines in one write (one TLS record and one syscall, not many)."""
+        """Send several event lines in one write (one TLS record and one syscall, not many).
+
+        Their sizes were observed when they were encoded (once per change, shared by watchers)."""
+        self.series.events += len(lines)
         if self.converter is not None:
             now = self.state.clock()
             lines = [self.converter.watch_line(line, now) if line else line for line in lines]
@@ -219,7 +247,8 @@ async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predica
         progressed = True
         # Whatever else is queued already goes out in the same write: under load a watcher
         # receives bursts, and a write per event made the sends the server's biggest cost.
-        lines = [line for line in (filtered_line(e, predicate, info, view)
+        series = stream.series
+        lines = [line for line in (filtered_line(e, predicate, info, view, series)
                                    for e in (event, *watcher.take_queued(WRITE_BATCH_EVENTS - 1)))
                  if line is not None]
         if lines:
