@@ -38,7 +38,13 @@ def _request(verb: str, resource: str, scope: str, code: str | None, *, group: s
 
 
 def _configmap(name: str) -> bytes:
-    return orjson.dumps({"metadata": {"name": name}, "data": {"k": "v"}})
+    return orjson.dumps({"metadata": {"name": name, "labels": {"test": "metrics"}}, "data": {"k": "v"}})
+
+
+MINE = "labelSelector=test%3Dmetrics"
+"""Only this test's ConfigMaps (every namespace also holds its ``kube-root-ca.crt``)."""
+ROOT_CA_CONFIGMAPS = 4
+"""One ``kube-root-ca.crt`` in each of the four namespaces a new server has."""
 
 
 def _deployment(name: str) -> dict[str, Any]:
@@ -49,7 +55,8 @@ def _deployment(name: str) -> dict[str, Any]:
 
 
 def test_metrics_needs_the_token(cluster: Cluster) -> None:
-    assert cluster.raw("GET", "/metrics", auth=False)[0] == 401
+    assert cluster.raw("GET", "/metrics", auth=False)[0] == 403  # system:anonymous
+    assert cluster.raw("GET", "/metrics", headers={"Authorization": "Bearer wrong"}, auth=False)[0] == 401
     assert cluster.raw("GET", "/metrics")[0] == 200
     assert cluster.raw("POST", "/metrics")[0] == 405
 
@@ -64,7 +71,7 @@ def test_request_counts_and_durations_after_known_requests(cluster: Cluster) -> 
     assert raw("GET", CM_PATH + "/missing")[0] == 404
     assert raw("GET", CM_PATH)[0] == 200
     assert raw("GET", "/api/v1/configmaps")[0] == 200
-    status, _, body = raw("GET", CM_PATH + "?watch=true&timeoutSeconds=1")
+    status, _, body = raw("GET", CM_PATH + f"?watch=true&timeoutSeconds=1&{MINE}")
     assert status == 200 and body.count(b"\n") == 2
     assert raw("PATCH", CM_PATH + "/a", headers={"Content-Type": "application/merge-patch+json"},
                body=b'{"data":{"k":"w"}}')[0] == 200
@@ -132,20 +139,20 @@ def test_storage_objects_per_group_resource(cluster: Cluster) -> None:
         assert cluster.raw("POST", CM_PATH, headers=JSON, body=_configmap(name))[0] == 201
     assert cluster.raw("POST", DEPLOYMENTS, headers=JSON, body=orjson.dumps(_deployment("web")))[0] == 201
     objects = _series(_scrape(cluster)["apiserver_storage_objects"], "apiserver_storage_objects")
-    assert objects[(("resource", "configmaps"),)] == 3
+    assert objects[(("resource", "configmaps"),)] == 3 + ROOT_CA_CONFIGMAPS
     assert objects[(("resource", "deployments.apps"),)] == 1
     assert objects[(("resource", "pods"),)] == 0
     assert objects[(("resource", "namespaces"),)] == 4  # default, kube-system, kube-public, kube-node-lease
     assert cluster.raw("DELETE", CM_PATH + "/a")[0] == 200
     objects = _series(_scrape(cluster)["apiserver_storage_objects"], "apiserver_storage_objects")
-    assert objects[(("resource", "configmaps"),)] == 2
+    assert objects[(("resource", "configmaps"),)] == 2 + ROOT_CA_CONFIGMAPS
 
 
 def test_watch_events_counted_per_watcher_and_sized_per_encoding(cluster: Cluster) -> None:
     assert cluster.raw("POST", CM_PATH, headers=JSON, body=_configmap("a"))[0] == 201
     assert cluster.raw("POST", CM_PATH, headers=JSON, body=_configmap("b"))[0] == 201
     # From the current state: two synthetic ADDED events, each encoded for this watcher.
-    status, _, initial = cluster.raw("GET", CM_PATH + "?watch=1&timeoutSeconds=1")
+    status, _, initial = cluster.raw("GET", CM_PATH + f"?watch=1&timeoutSeconds=1&{MINE}")
     assert status == 200 and initial.count(b"\n") == 2
     revision = orjson.loads(cluster.raw("GET", CM_PATH)[2])["metadata"]["resourceVersion"]
 
@@ -155,7 +162,7 @@ def test_watch_events_counted_per_watcher_and_sized_per_encoding(cluster: Cluste
     async def two_watches_and_a_change() -> list[bytes]:
         watches = [asyncio.get_running_loop().run_in_executor(
             None, lambda: raw_request(server, "GET", f"{CM_PATH}?watch=1&resourceVersion={revision}"
-                                                     "&timeoutSeconds=2")) for _ in range(2)]
+                                                     f"&timeoutSeconds=2&{MINE}")) for _ in range(2)]
         await asyncio.get_running_loop().run_in_executor(
             None, lambda: raw_request(server, "POST", CM_PATH, headers=JSON, body=_configmap("c")))
         return [result[2] for result in await asyncio.gather(*watches)]
@@ -186,4 +193,4 @@ def test_each_server_has_its_own_metrics(cluster: Cluster, start_server: Any, tm
     families = {f.name: f.samples for f in text_string_to_metric_families(body.decode())}
     assert families["apiserver_request"] == []
     assert _series(families["apiserver_storage_objects"], "apiserver_storage_objects")[
-        (("resource", "configmaps"),)] == 0
+        (("resource", "configmaps"),)] == ROOT_CA_CONFIGMAPS
