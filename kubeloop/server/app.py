@@ -39,6 +39,7 @@ from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
+from kubeloop.server.mandatory import mandatory_objects
 from kubeloop.server.objects import create_object
 from kubeloop.server.openapi import OpenAPIService
 from kubeloop.server.openapi import http as openapi_http
@@ -133,12 +134,17 @@ def build_registry() -> Registry:
 
 
 def bootstrap(state: ServerState) -> None:
-    """Default namespaces and built-in CRDs exist from the start (created only when missing)."""
+    """Default namespaces, the mandatory configuration objects (:mod:`.mandatory`) and built-in
+    CRDs exist from the start (each created only when missing)."""
     namespaces = state.namespace_info()
     for name in DEFAULT_NAMESPACES:
         if state.storage.get(namespaces.resource_type, "", name) is None:
             create_object(state, namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
                           dry_run=False)
+    for group, version, resource, body in mandatory_objects():
+        info = state.registry.lookup(group, version, resource)
+        if info is not None and state.storage.get(info.resource_type, "", body["metadata"]["name"]) is None:
+            create_object(state, info, body, dry_run=False)
     crd_info = state.registry.lookup(crd.GROUP, "v1", "customresourcedefinitions")
     if crd_info is None:
         return

@@ -12,7 +12,19 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from kubeloop.server.admission import apps, core_kinds, events, launchpriority, pods
+from kubeloop.server.admission import (
+    apps,
+    core_kinds,
+    events,
+    flowcontrol,
+    launchpriority,
+    networking,
+    pods,
+    rbac,
+    scheduling,
+    storage,
+    webhooks,
+)
 from kubeloop.server.admission.fields import Errors
 from kubeloop.server.admission.metadata import validate_object_meta_update
 
@@ -82,6 +94,61 @@ _RULES: dict[tuple[str, str], KindRules] = {
                                       apps.validate_replica_set_update, apps.validate_replica_set_status_update),
     ("apps", "ControllerRevision"): KindRules(_no_defaults, apps.validate_controller_revision_create,
                                               apps.validate_controller_revision_update),
+    # Part B of the kinds served since 1.33 (issue 14): one line per kind, logic in the group's module.
+    (rbac.GROUP, "Role"): KindRules(_no_defaults, rbac.validate_role_create, rbac.validate_role_update),
+    (rbac.GROUP, "ClusterRole"): KindRules(_no_defaults, rbac.validate_cluster_role_create,
+                                           rbac.validate_cluster_role_update),
+    (rbac.GROUP, "RoleBinding"): KindRules(rbac.default_binding, rbac.validate_role_binding_create,
+                                           rbac.validate_role_binding_update),
+    (rbac.GROUP, "ClusterRoleBinding"): KindRules(rbac.default_binding, rbac.validate_cluster_role_binding_create,
+                                                  rbac.validate_cluster_role_binding_update),
+    ("scheduling.k8s.io", "PriorityClass"): KindRules(scheduling.default_priority_class,
+                                                      scheduling.validate_priority_class_create,
+                                                      scheduling.validate_priority_class_update),
+    ("node.k8s.io", "RuntimeClass"): KindRules(_no_defaults, scheduling.validate_runtime_class_create,
+                                               scheduling.validate_runtime_class_update),
+    ("storage.k8s.io", "StorageClass"): KindRules(storage.default_storage_class, storage.validate_storage_class_create,
+                                                  storage.validate_storage_class_update),
+    ("storage.k8s.io", "CSIDriver"): KindRules(storage.default_csi_driver, storage.validate_csi_driver_create,
+                                               storage.validate_csi_driver_update),
+    ("storage.k8s.io", "CSINode"): KindRules(_no_defaults, storage.validate_csi_node_create,
+                                             storage.validate_csi_node_update),
+    ("storage.k8s.io", "CSIStorageCapacity"): KindRules(_no_defaults, storage.validate_csi_storage_capacity_create,
+                                                        storage.validate_csi_storage_capacity_update),
+    ("storage.k8s.io", "VolumeAttachment"): KindRules(_no_defaults, storage.validate_volume_attachment_create,
+                                                      storage.validate_volume_attachment_update,
+                                                      storage.validate_volume_attachment_status_update),
+    ("networking.k8s.io", "Ingress"): KindRules(_no_defaults, networking.validate_ingress_create,
+                                                networking.validate_ingress_update,
+                                                networking.validate_ingress_status_update),
+    ("networking.k8s.io", "IngressClass"): KindRules(networking.default_ingress_class,
+                                                     networking.validate_ingress_class_create,
+                                                     networking.validate_ingress_class_update),
+    ("networking.k8s.io", "NetworkPolicy"): KindRules(networking.default_network_policy,
+                                                      networking.validate_network_policy_create,
+                                                      networking.validate_network_policy_update),
+    ("networking.k8s.io", "IPAddress"): KindRules(_no_defaults, networking.validate_ip_address_create,
+                                                  networking.validate_ip_address_update),
+    ("networking.k8s.io", "ServiceCIDR"): KindRules(_no_defaults, networking.validate_service_cidr_create,
+                                                    networking.validate_service_cidr_update),
+    (webhooks.GROUP, "ValidatingWebhookConfiguration"): KindRules(
+        webhooks.default_validating_webhook_configuration, webhooks.validate_validating_webhook_configuration_create,
+        webhooks.validate_validating_webhook_configuration_update),
+    (webhooks.GROUP, "MutatingWebhookConfiguration"): KindRules(
+        webhooks.default_mutating_webhook_configuration, webhooks.validate_mutating_webhook_configuration_create,
+        webhooks.validate_mutating_webhook_configuration_update),
+    (webhooks.GROUP, "ValidatingAdmissionPolicy"): KindRules(
+        webhooks.default_validating_admission_policy, webhooks.validate_admission_policy_create,
+        webhooks.validate_admission_policy_update),
+    (webhooks.GROUP, "ValidatingAdmissionPolicyBinding"): KindRules(
+        webhooks.default_validating_admission_policy_binding, webhooks.validate_admission_policy_create,
+        webhooks.validate_admission_policy_update),
+    (flowcontrol.GROUP, "FlowSchema"): KindRules(flowcontrol.default_flow_schema,
+                                                 flowcontrol.validate_flow_schema_create,
+                                                 flowcontrol.validate_flow_schema_update),
+    (flowcontrol.GROUP, "PriorityLevelConfiguration"): KindRules(
+        flowcontrol.default_priority_level, flowcontrol.validate_priority_level_create,
+        flowcontrol.validate_priority_level_update),
 }
 
 
