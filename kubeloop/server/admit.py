@@ -41,6 +41,7 @@ def admit_create(info: ResourceInfo, obj: Obj) -> None:
 def admit_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]) -> None:
     """Default ``new`` in place and validate it as a replacement of ``old``; 422 on failure."""
     errors = _custom_errors(info, new, old)
+    admission.prepare_update(info.group, info.kind, new, old, status=False)
     admission.default_object(info.group, info.version, info.kind, new)
     errors = extra + errors + admission.validate_update(
         info.group, info.version, info.kind, new, old, namespaced=info.namespaced)
@@ -50,6 +51,7 @@ def admit_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]
 def admit_status_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]) -> None:
     """Validate a ``/status`` write (no defaulting of the desired state)."""
     errors = _custom_errors(info, new, old)
+    admission.prepare_update(info.group, info.kind, new, old, status=True)
     admission.default_object(info.group, info.version, info.kind, new)
     errors = extra + errors + admission.validate_status_update(
         info.group, info.version, info.kind, new, old, namespaced=info.namespaced)

@@ -46,6 +46,7 @@ __all__ = [
     "KindRules",
     "default_object",
     "default_pod_template_spec",
+    "prepare_update",
     "register",
     "validate_create",
     "validate_pod_template_spec",
@@ -62,6 +63,13 @@ def default_object(group: str, version: str, kind: str, obj: dict[str, Any]) -> 
     rules = rules_for(group, kind)
     if rules is not None:
         rules.default(obj)
+
+
+def prepare_update(group: str, kind: str, new: dict[str, Any], old: dict[str, Any], *, status: bool) -> None:
+    """The kind's ``PrepareForUpdate`` on ``new`` (before defaulting; nothing for most kinds)."""
+    rules = rules_for(group, kind)
+    if rules is not None:
+        rules.prepare_update(new, old, status)
 
 
 def validate_create(group: str, version: str, kind: str, obj: dict[str, Any], *, namespaced: bool) -> list[FieldError]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from kubeloop.server.admission import (
     apps,
+    certificates,
     core_kinds,
     events,
     flowcontrol,
@@ -32,6 +33,7 @@ Defaulter = Callable[[dict[str, Any]], None]
 CreateMutation = Callable[[dict[str, Any]], None]
 CreateRule = Callable[[Mapping[str, Any]], Errors]
 UpdateRule = Callable[[Mapping[str, Any], Mapping[str, Any]], Errors]
+UpdateMutation = Callable[[dict[str, Any], Mapping[str, Any], bool], None]
 
 
 def _no_defaults(obj: dict[str, Any]) -> None:
@@ -40,6 +42,10 @@ def _no_defaults(obj: dict[str, Any]) -> None:
 
 def _no_create_mutation(obj: dict[str, Any]) -> None:
     del obj
+
+
+def _no_update_mutation(new: dict[str, Any], old: Mapping[str, Any], status: bool) -> None:
+    del new, old, status
 
 
 def _metadata_only_status(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
@@ -56,6 +62,9 @@ class KindRules:
     ``mutate_on_create`` is the kind's mutating admission of new objects only (upstream's
     mutating webhooks registered for CREATE): it rewrites the defaulted object in place before
     validation and may refuse it by raising :class:`~kubeloop.api.status.ApiError`.
+    ``prepare_update`` is the strategy's ``PrepareForUpdate`` (``status`` True for writes through
+    ``/status`` and similar subresources): it rewrites the new object, knowing the old one, before
+    defaulting and validation.
     """
 
     default: Defaulter
@@ -63,6 +72,7 @@ class KindRules:
     update: UpdateRule
     status_update: UpdateRule = _metadata_only_status
     mutate_on_create: CreateMutation = _no_create_mutation
+    prepare_update: UpdateMutation = _no_update_mutation
 
 
 _RULES: dict[tuple[str, str], KindRules] = {
@@ -149,6 +159,10 @@ _RULES: dict[tuple[str, str], KindRules] = {
     (flowcontrol.GROUP, "PriorityLevelConfiguration"): KindRules(
         flowcontrol.default_priority_level, flowcontrol.validate_priority_level_create,
         flowcontrol.validate_priority_level_update),
+    (certificates.GROUP, "CertificateSigningRequest"): KindRules(
+        _no_defaults, certificates.validate_csr_create, certificates.validate_csr_update,
+        certificates.validate_csr_status_update, mutate_on_create=certificates.set_requester,
+        prepare_update=certificates.prepare_update),
 }
 
 
