@@ -151,8 +151,8 @@ _RULES: dict[tuple[str, str], KindRules] = {
         webhooks.default_validating_admission_policy, webhooks.validate_admission_policy_create,
         webhooks.validate_admission_policy_update),
     (webhooks.GROUP, "ValidatingAdmissionPolicyBinding"): KindRules(
-        webhooks.default_validating_admission_policy_binding, webhooks.validate_admission_policy_create,
-        webhooks.validate_admission_policy_update),
+        webhooks.default_validating_admission_policy_binding, webhooks.validate_policy_binding_create,
+        webhooks.validate_policy_binding_update),
     (flowcontrol.GROUP, "FlowSchema"): KindRules(flowcontrol.default_flow_schema,
                                                  flowcontrol.validate_flow_schema_create,
                                                  flowcontrol.validate_flow_schema_update),

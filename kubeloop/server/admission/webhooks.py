@@ -49,6 +49,7 @@ REINVOCATION_POLICIES = ("IfNeeded", "Never")
 SCOPES = ("*", "Cluster", "Namespaced")
 OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 REVIEW_VERSIONS = ("v1", "v1beta1")
+VALIDATION_ACTIONS = ("Audit", "Deny", "Warn")
 _URL_FORM = "; desired format: https://host[/path]"
 
 
@@ -294,25 +295,72 @@ def validate_mutating_webhook_configuration_update(new: Mapping[str, Any], old: 
     return errs
 
 
+def _match_errors(spec: Mapping[str, Any], field_name: str, errs: Errors, *, rules_required: bool) -> None:
+    match = mapping_at(spec, field_name, "spec", errs)
+    match_path = child("spec", field_name)
+    if rules_required and not list_at(match, "resourceRules", match_path, errs):
+        errs.append(required(child(match_path, "resourceRules")))
+    value = match.get("matchPolicy")
+    if value is not None and value not in MATCH_POLICIES:
+        errs.append(not_supported(child(match_path, "matchPolicy"), value, MATCH_POLICIES))
+    for rules in ("resourceRules", "excludeResourceRules"):
+        for rule_path, rule in objects_at(match, rules, match_path, errs):
+            rule_errors(rule, rule_path, errs)
+    for selector in ("namespaceSelector", "objectSelector"):
+        errs.extend(validate_label_selector(match.get(selector), child(match_path, selector)))
+
+
 def validate_admission_policy_create(policy: Mapping[str, Any]) -> Errors:
-    """Names, the failure policy and resource rules (CEL expressions are not compiled here)."""
+    """``ValidateValidatingAdmissionPolicy`` without CEL: match constraints, something to check."""
     errs = validate_object_meta(policy, False, name_is_dns_subdomain)
     spec = mapping_at(policy, "spec", "", errs)
     value = spec.get("failurePolicy")
     if value is not None and value not in FAILURE_POLICIES:
         errs.append(not_supported("spec.failurePolicy", value, FAILURE_POLICIES))
-    for field_name in ("matchConstraints", "matchResources"):
-        match = mapping_at(spec, field_name, "spec", errs)
-        match_path = child("spec", field_name)
-        for rules in ("resourceRules", "excludeResourceRules"):
-            for rule_path, rule in objects_at(match, rules, match_path, errs):
-                rule_errors(rule, rule_path, errs)
-        for selector in ("namespaceSelector", "objectSelector"):
-            errs.extend(validate_label_selector(match.get(selector), child(match_path, selector)))
+    if spec.get("matchConstraints") is None:
+        errs.append(required("spec.matchConstraints"))
+    else:
+        _match_errors(spec, "matchConstraints", errs, rules_required=True)
+    if not list_at(spec, "validations", "spec", errs) and not list_at(spec, "auditAnnotations", "spec", errs):
+        errs.append(required("spec.validations", "validations or auditAnnotations must contain at least one item"))
     return errs
 
 
 def validate_admission_policy_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
     errs = validate_admission_policy_create(new)
+    errs.extend(validate_object_meta_update(new, old))
+    return errs
+
+
+def validate_policy_binding_create(binding: Mapping[str, Any]) -> Errors:
+    """``ValidateValidatingAdmissionPolicyBinding``: a policy name and validation actions."""
+    errs = validate_object_meta(binding, False, name_is_dns_subdomain)
+    spec = mapping_at(binding, "spec", "", errs)
+    policy_name = str_at(spec, "policyName", "spec", errs)
+    if not policy_name:
+        errs.append(required("spec.policyName"))
+    else:
+        errs.extend(invalid("spec.policyName", policy_name, m) for m in names.dns1123_subdomain_errors(policy_name))
+    if spec.get("matchResources") is not None:
+        _match_errors(spec, "matchResources", errs, rules_required=False)
+    actions = str_list_at(spec, "validationActions", "spec", errs)
+    seen: set[str] = set()
+    for position, action in enumerate(actions):
+        action_path = index("spec.validationActions", position)
+        if action not in VALIDATION_ACTIONS:
+            errs.append(not_supported(action_path, action, VALIDATION_ACTIONS))
+        if action in seen:
+            errs.append(duplicate(action_path, action))
+        seen.add(action)
+    if {"Deny", "Warn"} <= seen:
+        errs.append(invalid("spec.validationActions", actions, "must not contain both Deny and Warn (repeating the "
+                            "same validation failure information in the API response and headers serves no purpose)"))
+    if not seen:
+        errs.append(required("spec.validationActions", "at least one validation action is required"))
+    return errs
+
+
+def validate_policy_binding_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
+    errs = validate_policy_binding_create(new)
     errs.extend(validate_object_meta_update(new, old))
     return errs

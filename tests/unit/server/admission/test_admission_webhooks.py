@@ -94,3 +94,33 @@ def test_admission_policy_defaults() -> None:
     assert create(ADM, "ValidatingAdmissionPolicyBinding", binding) == []
     assert binding["spec"]["matchResources"] == {"matchPolicy": "Equivalent", "namespaceSelector": {},
                                                  "objectSelector": {}}
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({}, ["spec.matchConstraints: Required value",
+              "spec.validations: Required value: validations or auditAnnotations must contain at least one item"]),
+        ({"matchConstraints": {}, "auditAnnotations": [{"key": "k", "valueExpression": "'v'"}]},
+         ["spec.matchConstraints.resourceRules: Required value"]),
+    ],
+)
+def test_admission_policy_validation(spec: dict[str, Any], expected: list[str]) -> None:
+    assert create(ADM, "ValidatingAdmissionPolicy", {"metadata": {"name": "p"}, "spec": spec}) == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({"policyName": "p", "validationActions": ["Deny"]}, []),
+        ({"validationActions": ["Deny"]}, ["spec.policyName: Required value"]),
+        ({"policyName": "p"}, ["spec.validationActions: Required value: at least one validation action is required"]),
+        ({"policyName": "p", "validationActions": ["Deny", "Warn", "Shout"]},
+         ['spec.validationActions[2]: Unsupported value: "Shout": supported values: "Audit", "Deny", "Warn"',
+          'spec.validationActions: Invalid value: []string{"Deny", "Warn", "Shout"}: must not contain both Deny and '
+          "Warn (repeating the same validation failure information in the API response and headers serves no "
+          "purpose)"]),
+    ],
+)
+def test_admission_policy_binding_validation(spec: dict[str, Any], expected: list[str]) -> None:
+    assert create(ADM, "ValidatingAdmissionPolicyBinding", {"metadata": {"name": "b"}, "spec": spec}) == expected
