@@ -7,7 +7,7 @@ egress rules), IngressClass parameters are cluster-scoped. Validation as
 every HTTP path a ``pathType`` and a backend that is either a Service (with a port name or
 number) or a resource; an IngressClass's controller is a domain-prefixed path that never
 changes; NetworkPolicy peers, ports and policy types; IPAddresses are named by a canonical IP
-and keep their parent; ServiceCIDRs hold one or two CIDRs that never change.
+and keep their parent; ServiceCIDRs hold one or two CIDRs (of two families) that never change.
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ from typing import Any
 
 from kubeloop.api import names
 from kubeloop.api.labels import validate_label_selector
-from kubeloop.api.status import FieldError, forbidden, invalid, not_supported, required, too_long
+from kubeloop.api.status import forbidden, invalid, not_supported, required, too_long
 from kubeloop.server.admission.fields import (
     Errors,
+    GoLiteral,
     child,
+    go_string_list,
     index,
     int_at,
     mapping_at,
@@ -407,17 +409,14 @@ def validate_network_policy_update(new: Mapping[str, Any], old: Mapping[str, Any
 
 
 def _ip_name_errors(name: str, prefix: bool) -> list[str]:
-    """``ValidateIPAddressName``: a canonical IP (no generateName makes sense)."""
-    if prefix:
-        return ["generateName is not supported"] if name else []
+    """``ValidateIPAddressName``: ``IsValidIP``'s messages, a canonical IP (``prefix`` is ignored)."""
+    del prefix
     try:
         address = ipaddress.ip_address(name)
     except ValueError:
         return ["must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"]
     if str(address) != name:
         return [f"must be in canonical form (\"{address}\")"]
-    if address.is_unspecified:
-        return ["may not be an unspecified address"]
     return []
 
 
@@ -428,18 +427,16 @@ def validate_ip_address_create(address: Mapping[str, Any]) -> Errors:
         errs.append(required("spec.parentRef"))
         return errs
     ref = mapping_at(spec, "parentRef", "spec", errs)
-    for name in ("resource", "name"):
-        if not str_at(ref, name, "spec.parentRef", errs):
-            errs.append(required(child("spec.parentRef", name)))
     group = str_at(ref, "group", "spec.parentRef", errs)
     if group:
         errs.extend(invalid("spec.parentRef.group", group, m) for m in names.dns1123_subdomain_errors(group))
-    resource = str_at(ref, "resource", "spec.parentRef", errs)
-    if resource:
-        errs.extend(invalid("spec.parentRef.resource", resource, m) for m in name_is_path_segment(resource, False))
-    namespace = str_at(ref, "namespace", "spec.parentRef", errs)
-    if namespace:
-        errs.extend(invalid("spec.parentRef.namespace", namespace, m) for m in name_is_dns_label(namespace, False))
+    for name in ("resource", "name"):
+        if not str_at(ref, name, "spec.parentRef", errs):
+            errs.append(required(child("spec.parentRef", name)))
+    for name in ("resource", "name", "namespace"):
+        value = str_at(ref, name, "spec.parentRef", errs)
+        if value:
+            errs.extend(invalid(child("spec.parentRef", name), value, m) for m in name_is_path_segment(value, False))
     return errs
 
 
@@ -451,24 +448,35 @@ def validate_ip_address_update(new: Mapping[str, Any], old: Mapping[str, Any]) -
     return errs
 
 
+def _family(text: str) -> int | None:
+    try:
+        return ipaddress.ip_network(text, strict=False).version
+    except ValueError:
+        return None
+
+
 def _service_cidr_errors(cidr: Mapping[str, Any], errs: Errors) -> None:
-    cidrs = str_list_at(mapping_at(cidr, "spec", "", errs), "cidrs", "spec", errs)
+    """``ValidateServiceCIDR``: one or two CIDRs, two of different families (checked first)."""
+    spec = mapping_at(cidr, "spec", "", errs)
+    cidrs = str_list_at(spec, "cidrs", "spec", errs)
     if not cidrs:
         errs.append(required("spec.cidrs", "at least one CIDR required"))
         return
     if len(cidrs) > 2:
-        errs.append(invalid("spec.cidrs", cidrs, "may only hold up to 2 values"))
+        errs.append(invalid("spec.cidrs", GoLiteral(_go_cidr_spec(cidrs)), "may only hold up to 2 values"))
         return
-    families: list[int] = []
+    if len(cidrs) == 2:
+        families = {_family(text) for text in cidrs}
+        if None in families or len(families) != 2:
+            errs.append(invalid("spec.cidrs", GoLiteral(_go_cidr_spec(cidrs)), "may specify no more than one IP for "
+                                "each IP family, i.e 192.168.0.0/24 and 2001:db8::/64"))
+            return
     for position, text in enumerate(cidrs):
-        path = index("spec.cidrs", position)
-        problems: list[FieldError] = _cidr_errors(text, path)
-        errs.extend(problems)
-        if not problems:
-            families.append(ipaddress.ip_network(text, strict=False).version)
-    if len(families) == 2 and families[0] == families[1]:
-        errs.append(invalid("spec.cidrs", cidrs, "may specify no more than one IP for each IP family, i.e "
-                                                  "192.168.0.0/24 and 2001:db8::/64"))
+        errs.extend(_cidr_errors(text, index("spec.cidrs", position)))
+
+
+def _go_cidr_spec(cidrs: list[str]) -> str:
+    return "networking.ServiceCIDRSpec{CIDRs:" + go_string_list(cidrs) + "}"
 
 
 def validate_service_cidr_create(cidr: Mapping[str, Any]) -> Errors:
@@ -480,9 +488,6 @@ def validate_service_cidr_create(cidr: Mapping[str, Any]) -> Errors:
 def validate_service_cidr_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
     errs = validate_object_meta_update(new, old)
     new_cidrs = mapping_at(new, "spec", "", []).get("cidrs") or []
-    old_cidrs = mapping_at(old, "spec", "", []).get("cidrs") or []
-    # Upstream lets a single-stack range gain its second family; nothing else may change.
-    if new_cidrs != old_cidrs and not (len(old_cidrs) == 1 and len(new_cidrs) == 2 and new_cidrs[0] == old_cidrs[0]):
+    if new_cidrs != (mapping_at(old, "spec", "", []).get("cidrs") or []):
         errs.append(invalid("spec.cidrs", new_cidrs, FIELD_IMMUTABLE))
-    _service_cidr_errors(new, errs)
     return errs

@@ -114,9 +114,14 @@ def test_ip_address_names_and_parent() -> None:
 def test_service_cidr() -> None:
     assert create(NET, "ServiceCIDR", {"metadata": {"name": "extra"}, "spec": {"cidrs": []}}) == [
         "spec.cidrs: Required value: at least one CIDR required"]
-    assert create(NET, "ServiceCIDR", {"metadata": {"name": "extra"}, "spec": {"cidrs": ["10.0.0.0/16", "bad"]}}) == [
-        'spec.cidrs[1]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)']
+    assert create(NET, "ServiceCIDR", {"metadata": {"name": "extra"}, "spec": {"cidrs": ["bad"]}}) == [
+        'spec.cidrs[0]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)']
     old = stored(NET, "ServiceCIDR", {"metadata": {"name": "extra"}, "spec": {"cidrs": ["10.0.0.0/16"]}})
     assert update(NET, "ServiceCIDR", old, lambda new: new["spec"].update(cidrs=["10.1.0.0/16"])) == [
         'spec.cidrs: Invalid value: []string{"10.1.0.0/16"}: field is immutable']
-    assert update(NET, "ServiceCIDR", old, lambda new: new["spec"].update(cidrs=["10.0.0.0/16", "fd00::/108"])) == []
+    assert update(NET, "ServiceCIDR", old, lambda new: new["spec"].update(cidrs=["10.0.0.0/16", "fd00::/108"])) == [
+        'spec.cidrs: Invalid value: []string{"10.0.0.0/16", "fd00::/108"}: field is immutable']
+    same_family = {"metadata": {"name": "x"}, "spec": {"cidrs": ["10.0.0.0/16", "10.1.0.0/16"]}}
+    assert create(NET, "ServiceCIDR", same_family) == [
+        'spec.cidrs: Invalid value: networking.ServiceCIDRSpec{CIDRs:[]string{"10.0.0.0/16", "10.1.0.0/16"}}: may '
+        "specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64"]
