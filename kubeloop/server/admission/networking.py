@@ -115,15 +115,7 @@ def _backend_errors(backend: Mapping[str, Any], path: str, errs: Errors) -> None
     if resource is not None and service is not None:
         errs.append(invalid(path, "", "cannot set both resource and service backends"))
     elif resource is not None:
-        ref = mapping_at(backend, "resource", path, errs)
-        ref_path = child(path, "resource")
-        for name in ("kind", "name"):
-            if not str_at(ref, name, ref_path, errs):
-                errs.append(required(child(ref_path, name)))
-        api_group = str_at(ref, "apiGroup", ref_path, errs)
-        if api_group:
-            errs.extend(invalid(child(ref_path, "apiGroup"), api_group, m)
-                        for m in names.dns1123_subdomain_errors(api_group))
+        _typed_reference_errors(mapping_at(backend, "resource", path, errs), child(path, "resource"), errs)
     elif service is not None:
         svc = mapping_at(backend, "service", path, errs)
         svc_path = child(path, "service")
@@ -146,6 +138,19 @@ def _backend_errors(backend: Mapping[str, Any], path: str, errs: Errors) -> None
             errs.append(required(path, "port name or number is required"))
     else:
         errs.append(invalid(path, "", "resource or service backend is required"))
+
+
+def _typed_reference_errors(ref: Mapping[str, Any], path: str, errs: Errors) -> None:
+    """``validateIngressTypedLocalObjectReference``."""
+    api_group = ref.get("apiGroup")
+    if isinstance(api_group, str):
+        errs.extend(invalid(child(path, "apiGroup"), api_group, m) for m in names.dns1123_subdomain_errors(api_group))
+    for name in ("kind", "name"):
+        value = str_at(ref, name, path, errs)
+        if not value:
+            errs.append(required(child(path, name), f"{name} is required"))
+        else:
+            errs.extend(invalid(child(path, name), value, m) for m in name_is_path_segment(value, False))
 
 
 def _http_path_errors(http_path: Mapping[str, Any], path: str, errs: Errors) -> None:
@@ -186,8 +191,8 @@ def _ingress_spec_errors(ingress: Mapping[str, Any], errs: Errors) -> None:
     if spec.get("defaultBackend") is not None:
         _backend_errors(mapping_at(spec, "defaultBackend", "spec", errs), "spec.defaultBackend", errs)
     elif not rules:
-        errs.append(invalid("spec.rules", spec.get("rules") or None, "either `defaultBackend` or `rules` must be "
-                                                                       "specified"))
+        shown = "[]networking.IngressRule{}" if spec.get("rules") == [] else "[]networking.IngressRule(nil)"
+        errs.append(invalid("spec", GoLiteral(shown), "either `defaultBackend` or `rules` must be specified"))
     for rule_path, rule in rules:
         errs.extend(_host_errors(str_at(rule, "host", rule_path, errs), child(rule_path, "host")))
         if rule.get("http") is None:
@@ -213,15 +218,15 @@ def _ingress_spec_errors(ingress: Mapping[str, Any], errs: Errors) -> None:
 
 
 def validate_ingress_create(ingress: Mapping[str, Any]) -> Errors:
-    """``ValidateIngressCreate``: the spec, and no class annotation beside ``ingressClassName``."""
+    """``ValidateIngressCreate``: the spec, and a class annotation that agrees with ``ingressClassName``."""
     errs = validate_object_meta(ingress, True, name_is_dns_subdomain)
     _ingress_spec_errors(ingress, errs)
     annotations = mapping_at(mapping_at(ingress, "metadata", "", []), "annotations", "", [])
     class_name = mapping_at(ingress, "spec", "", []).get("ingressClassName")
     annotation = annotations.get(INGRESS_CLASS_ANNOTATION)
-    if class_name is not None and annotation is not None:
+    if class_name is not None and annotation is not None and annotation != class_name:
         errs.append(invalid(f"annotations.{INGRESS_CLASS_ANNOTATION}", annotation,
-                            "can not be set when the class field is also set"))
+                            "must match `ingressClassName` when both are specified"))
     return errs
 
 
@@ -266,15 +271,14 @@ def _domain_prefixed_path_errors(value: str, path: str) -> Errors:
 
 
 def _parameters_errors(params: Mapping[str, Any], path: str, errs: Errors) -> None:
-    for name in ("kind", "name"):
-        if not str_at(params, name, path, errs):
-            errs.append(required(child(path, name)))
+    _typed_reference_errors(params, path, errs)
     scope = params.get("scope")
     if scope is None:
         errs.append(required(child(path, "scope")))
         return
     if scope not in PARAMETER_SCOPES:
         errs.append(not_supported(child(path, "scope"), scope, PARAMETER_SCOPES))
+        return
     namespace = params.get("namespace")
     if scope == "Namespace":
         if namespace is None:
@@ -365,15 +369,17 @@ def _port_errors(port: Mapping[str, Any], path: str, errs: Errors) -> None:
     elif isinstance(value, int) and not isinstance(value, bool):
         errs.extend(invalid(port_path, value, m) for m in port_number_errors(value))
     end = int_at(port, "endPort", path, errs)
-    if end is not None:
-        if isinstance(value, str):
-            errs.append(required(child(path, "endPort"), "may not be specified when `port` is non-numeric"))
-        elif value is None:
-            errs.append(required(child(path, "endPort"), "may not be specified when `port` is not specified"))
-        elif isinstance(value, int) and end < value:
-            errs.append(invalid(child(path, "endPort"), value, "must be greater than or equal to `port`"))
-        else:
-            errs.extend(invalid(child(path, "endPort"), end, m) for m in port_number_errors(end))
+    end_path = child(path, "endPort")
+    if end is None:
+        return
+    if isinstance(value, str):
+        errs.append(invalid(end_path, end, "may not be specified when `port` is non-numeric"))
+    elif value is None:
+        errs.append(invalid(end_path, end, "may not be specified when `port` is not specified"))
+    elif isinstance(value, int):
+        if end < value:
+            errs.append(invalid(end_path, value, "must be greater than or equal to `port`"))
+        errs.extend(invalid(end_path, end, m) for m in port_number_errors(end))
 
 
 def _network_policy_spec_errors(policy: Mapping[str, Any], errs: Errors) -> None:
@@ -386,11 +392,13 @@ def _network_policy_spec_errors(policy: Mapping[str, Any], errs: Errors) -> None
             for peer_path, peer in objects_at(rule, peers, rule_path, errs):
                 _peer_errors(peer, peer_path, errs)
     types = str_list_at(spec, "policyTypes", "spec", errs)
+    if len(types) > len(POLICY_TYPES):
+        shown = "[]networking.PolicyType{" + ", ".join(f'"{t}"' for t in types) + "}"
+        errs.append(invalid("spec.policyTypes", GoLiteral(shown), "may not specify more than two policyTypes"))
+        return
     for position, policy_type in enumerate(types):
         if policy_type not in POLICY_TYPES:
             errs.append(not_supported(index("spec.policyTypes", position), policy_type, POLICY_TYPES))
-    if len(types) > 2:
-        errs.append(invalid("spec.policyTypes", types, "may not specify more than two policyTypes"))
 
 
 def validate_network_policy_create(policy: Mapping[str, Any]) -> Errors:

@@ -25,7 +25,10 @@ SERVICE = {"service": {"name": "web", "port": {"number": 80}}}
     ("spec", "meta", "expected"),
     [
         (http_rule({"path": "/", "pathType": "Prefix", "backend": SERVICE}), {}, []),
-        ({}, {}, ["spec.rules: Invalid value: null: either `defaultBackend` or `rules` must be specified"]),
+        ({}, {}, ["spec: Invalid value: []networking.IngressRule(nil): either `defaultBackend` or `rules` must be "
+                  "specified"]),
+        ({"rules": []}, {}, ["spec: Invalid value: []networking.IngressRule{}: either `defaultBackend` or `rules` "
+                             "must be specified"]),
         (http_rule({"path": "/", "backend": SERVICE}), {},
          ["spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified"]),
         (http_rule({"path": "a//b", "pathType": "Exact", "backend": SERVICE}), {},
@@ -42,9 +45,13 @@ SERVICE = {"service": {"name": "web", "port": {"number": 80}}}
          ['spec.rules[0].host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address']),
         (http_rule({"path": "/", "pathType": "Prefix", "backend": SERVICE}, host="*.example.com"), {}, []),
         ({"defaultBackend": SERVICE, "ingressClassName": "nginx"},
-         {"annotations": {"kubernetes.io/ingress.class": "nginx"}},
-         ['annotations.kubernetes.io/ingress.class: Invalid value: "nginx": can not be set when the class field is '
-          "also set"]),
+         {"annotations": {"kubernetes.io/ingress.class": "nginx"}}, []),
+        ({"defaultBackend": SERVICE, "ingressClassName": "nginx"},
+         {"annotations": {"kubernetes.io/ingress.class": "traefik"}},
+         ['annotations.kubernetes.io/ingress.class: Invalid value: "traefik": must match `ingressClassName` when '
+          "both are specified"]),
+        ({"defaultBackend": {"resource": {"kind": "Bucket"}}}, {},
+         ["spec.defaultBackend.resource.name: Required value: name is required"]),
         ({"rules": [{"host": "example.com", "http": {"paths": []}}]}, {},
          ["spec.rules[0].http.paths: Required value"]),
     ],
@@ -90,6 +97,11 @@ def test_network_policy_defaults() -> None:
         ({"ingress": [{"ports": [{"port": 70000, "protocol": "ICMP"}]}]},
          ['spec.ingress[0].ports[0].protocol: Unsupported value: "ICMP": supported values: "TCP", "UDP", "SCTP"',
           "spec.ingress[0].ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive"]),
+        ({"ingress": [{"ports": [{"port": "http", "endPort": 90}]}]},
+         ["spec.ingress[0].ports[0].endPort: Invalid value: 90: may not be specified when `port` is non-numeric"]),
+        ({"policyTypes": ["Ingress", "Egress", "Ingress"]},
+         ['spec.policyTypes: Invalid value: []networking.PolicyType{"Ingress", "Egress", "Ingress"}: may not '
+          "specify more than two policyTypes"]),
         ({"policyTypes": ["Sideways"]},
          ['spec.policyTypes[0]: Unsupported value: "Sideways": supported values: "Ingress", "Egress"']),
     ],
