@@ -258,7 +258,6 @@ def _webhook_errors(hook: Mapping[str, Any], path: str, mutating: bool, errs: Er
         policy = hook.get("reinvocationPolicy")
         if policy is not None and policy not in REINVOCATION_POLICIES:
             errs.append(not_supported(child(path, "reinvocationPolicy"), policy, REINVOCATION_POLICIES))
-    _review_versions_errors(hook, path, errs)
     _client_config_errors(hook, path, errs)
 
 
@@ -267,6 +266,7 @@ def _configuration_errors(configuration: Mapping[str, Any], mutating: bool) -> E
     seen: set[str] = set()
     for hook_path, hook in objects_at(configuration, "webhooks", "", errs):
         _webhook_errors(hook, hook_path, mutating, errs)
+        _review_versions_errors(hook, hook_path, errs)
         name = hook.get("name")
         if isinstance(name, str) and name:
             if name in seen:
@@ -296,18 +296,24 @@ def validate_mutating_webhook_configuration_update(new: Mapping[str, Any], old: 
 
 
 def _match_errors(spec: Mapping[str, Any], field_name: str, errs: Errors, *, rules_required: bool) -> None:
+    """``validateMatchResources`` (and, for a policy, at least one resource rule)."""
     match = mapping_at(spec, field_name, "spec", errs)
     match_path = child("spec", field_name)
-    if rules_required and not list_at(match, "resourceRules", match_path, errs):
-        errs.append(required(child(match_path, "resourceRules")))
     value = match.get("matchPolicy")
-    if value is not None and value not in MATCH_POLICIES:
+    if value is None:
+        errs.append(required(child(match_path, "matchPolicy")))
+    elif value not in MATCH_POLICIES:
         errs.append(not_supported(child(match_path, "matchPolicy"), value, MATCH_POLICIES))
+    for selector in ("namespaceSelector", "objectSelector"):
+        if match.get(selector) is None:
+            errs.append(required(child(match_path, selector)))
+        else:
+            errs.extend(validate_label_selector(match.get(selector), child(match_path, selector)))
     for rules in ("resourceRules", "excludeResourceRules"):
         for rule_path, rule in objects_at(match, rules, match_path, errs):
             rule_errors(rule, rule_path, errs)
-    for selector in ("namespaceSelector", "objectSelector"):
-        errs.extend(validate_label_selector(match.get(selector), child(match_path, selector)))
+    if rules_required and not list_at(match, "resourceRules", match_path, errs):
+        errs.append(required(child(match_path, "resourceRules")))
 
 
 def validate_admission_policy_create(policy: Mapping[str, Any]) -> Errors:
@@ -315,14 +321,21 @@ def validate_admission_policy_create(policy: Mapping[str, Any]) -> Errors:
     errs = validate_object_meta(policy, False, name_is_dns_subdomain)
     spec = mapping_at(policy, "spec", "", errs)
     value = spec.get("failurePolicy")
-    if value is not None and value not in FAILURE_POLICIES:
+    if value is None:
+        errs.append(required("spec.failurePolicy"))
+    elif value not in FAILURE_POLICIES:
         errs.append(not_supported("spec.failurePolicy", value, FAILURE_POLICIES))
     if spec.get("matchConstraints") is None:
         errs.append(required("spec.matchConstraints"))
     else:
         _match_errors(spec, "matchConstraints", errs, rules_required=True)
-    if not list_at(spec, "validations", "spec", errs) and not list_at(spec, "auditAnnotations", "spec", errs):
-        errs.append(required("spec.validations", "validations or auditAnnotations must contain at least one item"))
+    validations = objects_at(spec, "validations", "spec", errs)
+    if not validations and not list_at(spec, "auditAnnotations", "spec", errs):
+        for name in ("validations", "auditAnnotations"):
+            errs.append(required(child("spec", name), "validations or auditAnnotations must contain at least one item"))
+    for item_path, validation in validations:
+        if not str_at(validation, "expression", item_path, errs).strip():
+            errs.append(required(child(item_path, "expression"), "expression is not specified"))
     return errs
 
 

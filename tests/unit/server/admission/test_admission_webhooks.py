@@ -100,7 +100,10 @@ def test_admission_policy_defaults() -> None:
     ("spec", "expected"),
     [
         ({}, ["spec.matchConstraints: Required value",
-              "spec.validations: Required value: validations or auditAnnotations must contain at least one item"]),
+              "spec.validations: Required value: validations or auditAnnotations must contain at least one item",
+              "spec.auditAnnotations: Required value: validations or auditAnnotations must contain at least one item"]),
+        ({"matchConstraints": {"resourceRules": [RULE]}, "validations": [{"expression": " "}]},
+         ["spec.validations[0].expression: Required value: expression is not specified"]),
         ({"matchConstraints": {}, "auditAnnotations": [{"key": "k", "valueExpression": "'v'"}]},
          ["spec.matchConstraints.resourceRules: Required value"]),
     ],
