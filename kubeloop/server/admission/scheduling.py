@@ -6,7 +6,7 @@ PriorityClass defaults and rules as upstream's ``pkg/apis/scheduling/v1/defaults
 built-in classes (with their exact value and ``globalDefault``), user classes may not exceed
 one billion, ``value`` and ``preemptionPolicy`` never change. :data:`SYSTEM_PRIORITY_CLASSES`
 are the objects kube-apiserver creates at start (``pkg/apis/scheduling/types.go`` and
-``pkg/registry/scheduling/rest``).
+``pkg/registry/scheduling/rest``), and they cannot be deleted one by one.
 
 RuntimeClass rules as ``pkg/apis/node/validation``: ``handler`` is a DNS label and immutable.
 """
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.api import names
-from kubeloop.api.status import forbidden, invalid, not_supported
+from kubeloop.api.status import forbidden, forbidden_error, invalid, not_supported
 from kubeloop.server.admission.fields import Errors, int_at, str_at
 from kubeloop.server.admission.metadata import (
     FIELD_IMMUTABLE,
@@ -49,6 +49,16 @@ def system_priority_classes() -> list[dict[str, Any]]:
          "value": value, "globalDefault": global_default, "description": description}
         for name, (value, global_default, description) in _SYSTEM_CLASSES.items()
     ]
+
+
+def refuse_system_priority_class_delete(group: str, kind: str, name: str) -> None:
+    """403 for deleting a built-in class, as the PriorityClass REST storage's ``Delete`` does.
+
+    (Upstream's collection delete goes around that override; so does this server's.)
+    """
+    if group == "scheduling.k8s.io" and kind == "PriorityClass" and name in _SYSTEM_CLASSES:
+        raise forbidden_error("priorityclasses", "scheduling.k8s.io", name,
+                              "this is a system priority class and cannot be deleted")
 
 
 def default_priority_class(priority_class: dict[str, Any]) -> None:

@@ -240,6 +240,16 @@ def test_system_priority_classes_and_mandatory_flow_control_exist_at_start(clust
         "system-mine is not a known system priority class")
 
 
+def test_system_priority_class_cannot_be_deleted(cluster: Cluster) -> None:
+    code, answer = call(cluster, "DELETE", "/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical")
+    assert code == 403
+    assert answer["message"] == ('priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a '
+                                 "system priority class and cannot be deleted")
+    create(cluster, "scheduling.k8s.io/v1", "priorityclasses", None, "PriorityClass", {"value": 5})
+    code, _ = call(cluster, "DELETE", "/apis/scheduling.k8s.io/v1/priorityclasses/minimal")
+    assert code == 200
+
+
 def _pem_request() -> str:
     key = ec.generate_private_key(ec.SECP256R1())
     request = (x509.CertificateSigningRequestBuilder()
