@@ -51,6 +51,7 @@ def admit_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]
                  mutate: Mutation | None = None) -> None:
     """Default ``new`` in place, mutate it, and validate it as a replacement of ``old``; 422 on failure."""
     errors = _custom_errors(info, new, old)
+    admission.prepare_update(info.group, info.kind, new, old, status=False, rules=info.rules)
     admission.default_object(info.group, info.version, info.kind, new, rules=info.rules)
     if mutate is not None:
         mutate(new)
@@ -62,6 +63,7 @@ def admit_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]
 def admit_status_update(info: ResourceInfo, new: Obj, old: Obj, extra: list[FieldError]) -> None:
     """Validate a ``/status`` write (no defaulting of the desired state)."""
     errors = _custom_errors(info, new, old)
+    admission.prepare_update(info.group, info.kind, new, old, status=True, rules=info.rules)
     admission.default_object(info.group, info.version, info.kind, new, rules=info.rules)
     errors = extra + errors + admission.validate_status_update(
         info.group, info.version, info.kind, new, old, namespaced=info.namespaced, rules=info.rules)

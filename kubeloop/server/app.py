@@ -43,6 +43,7 @@ from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
+from kubeloop.server.mandatory import mandatory_objects
 from kubeloop.server.metrics import metrics_response, stored_object_counts
 from kubeloop.server.namespace_defaults import ensure_namespace_defaults
 from kubeloop.server.namespace_finalizer import NamespaceFinalizer
@@ -153,7 +154,8 @@ def build_registry(storage: Storage) -> Registry:
 
 
 def bootstrap(state: ServerState) -> None:
-    """Default namespaces and built-in CRDs exist from the start (created only when missing).
+    """Default namespaces, the mandatory configuration objects (:mod:`.mandatory`) and built-in
+    CRDs exist from the start (each created only when missing).
 
     Namespaces created from now on get their default content (``default`` ServiceAccount,
     ``kube-root-ca.crt``) as they are stored.
@@ -164,6 +166,10 @@ def bootstrap(state: ServerState) -> None:
         if state.storage.get(namespaces.resource_type, "", name) is None:
             create_object(state, namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
                           dry_run=False)
+    for group, version, resource, body in mandatory_objects():
+        info = state.registry.lookup(group, version, resource)
+        if info is not None and state.storage.get(info.resource_type, "", body["metadata"]["name"]) is None:
+            create_object(state, info, body, dry_run=False)
     crd_info = state.registry.lookup(crd.GROUP, "v1", "customresourcedefinitions")
     if crd_info is None:
         return

@@ -69,6 +69,11 @@ def _store_failure(info: ResourceInfo, name: str, error: StorageError) -> ApiErr
     return conflict_error(info.resource, info.group, name, str(error))
 
 
+STATUS_LIKE = ("status", "approval")
+"""Subresources written as ``/status`` is: the request's ``status`` over the stored object
+(``certificatesigningrequests/approval`` included, whose strategy differs only in which
+conditions it keeps)."""
+
 GENERATE_NAME_ATTEMPTS = 8
 """Names drawn for a ``generateName`` before giving up (upstream's retry count)."""
 

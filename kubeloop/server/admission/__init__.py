@@ -47,6 +47,7 @@ __all__ = [
     "KindRules",
     "default_object",
     "default_pod_template_spec",
+    "prepare_update",
     "validate_create",
     "validate_pod_template_spec",
     "validate_status_update",
@@ -69,6 +70,14 @@ def default_object(group: str, version: str, kind: str, obj: dict[str, Any], *, 
     rules = _rules(group, kind, rules)
     if rules is not None:
         rules.default(obj)
+
+
+def prepare_update(group: str, kind: str, new: dict[str, Any], old: dict[str, Any], *, status: bool,
+                   rules: KindRules | None = None) -> None:
+    """The kind's ``PrepareForUpdate`` on ``new`` (before defaulting; nothing for most kinds)."""
+    rules = _rules(group, kind, rules)
+    if rules is not None:
+        rules.prepare_update(new, old, status)
 
 
 def validate_create(group: str, version: str, kind: str, obj: dict[str, Any], *, namespaced: bool,

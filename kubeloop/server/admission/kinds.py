@@ -14,7 +14,20 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any
 
-from kubeloop.server.admission import apps, core_kinds, events, launchpriority, pods
+from kubeloop.server.admission import (
+    apps,
+    certificates,
+    core_kinds,
+    events,
+    flowcontrol,
+    launchpriority,
+    networking,
+    pods,
+    rbac,
+    scheduling,
+    storage,
+    webhooks,
+)
 from kubeloop.server.admission.fields import Errors
 from kubeloop.server.admission.metadata import validate_object_meta_update
 from kubeloop.server.services import defaults as service_defaults
@@ -24,6 +37,7 @@ Defaulter = Callable[[dict[str, Any]], None]
 CreateMutation = Callable[[dict[str, Any]], None]
 CreateRule = Callable[[Mapping[str, Any]], Errors]
 UpdateRule = Callable[[Mapping[str, Any], Mapping[str, Any]], Errors]
+UpdateMutation = Callable[[dict[str, Any], Mapping[str, Any], bool], None]
 
 
 def _no_defaults(obj: dict[str, Any]) -> None:
@@ -32,6 +46,10 @@ def _no_defaults(obj: dict[str, Any]) -> None:
 
 def _no_create_mutation(obj: dict[str, Any]) -> None:
     del obj
+
+
+def _no_update_mutation(new: dict[str, Any], old: Mapping[str, Any], status: bool) -> None:
+    del new, old, status
 
 
 def _metadata_only_status(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
@@ -48,6 +66,9 @@ class KindRules:
     ``mutate_on_create`` is the kind's mutating admission of new objects only (upstream's
     mutating webhooks registered for CREATE): it rewrites the defaulted object in place before
     validation and may refuse it by raising :class:`~kubeloop.api.status.ApiError`.
+    ``prepare_update`` is the strategy's ``PrepareForUpdate`` (``status`` True for writes through
+    ``/status`` and similar subresources): it rewrites the new object, knowing the old one, before
+    defaulting and validation.
     """
 
     default: Defaulter
@@ -55,6 +76,7 @@ class KindRules:
     update: UpdateRule
     status_update: UpdateRule = _metadata_only_status
     mutate_on_create: CreateMutation = _no_create_mutation
+    prepare_update: UpdateMutation = _no_update_mutation
 
 
 _RULES: Mapping[tuple[str, str], KindRules] = {
@@ -94,6 +116,65 @@ _RULES: Mapping[tuple[str, str], KindRules] = {
     ("discovery.k8s.io", "EndpointSlice"): KindRules(service_defaults.default_endpoint_slice,
                                                      service_validation.validate_endpoint_slice_create,
                                                      service_validation.validate_endpoint_slice_update),
+    # Part B of the kinds served since 1.33 (issue 14): one line per kind, logic in the group's module.
+    (rbac.GROUP, "Role"): KindRules(_no_defaults, rbac.validate_role_create, rbac.validate_role_update),
+    (rbac.GROUP, "ClusterRole"): KindRules(_no_defaults, rbac.validate_cluster_role_create,
+                                           rbac.validate_cluster_role_update),
+    (rbac.GROUP, "RoleBinding"): KindRules(rbac.default_binding, rbac.validate_role_binding_create,
+                                           rbac.validate_role_binding_update),
+    (rbac.GROUP, "ClusterRoleBinding"): KindRules(rbac.default_binding, rbac.validate_cluster_role_binding_create,
+                                                  rbac.validate_cluster_role_binding_update),
+    ("scheduling.k8s.io", "PriorityClass"): KindRules(scheduling.default_priority_class,
+                                                      scheduling.validate_priority_class_create,
+                                                      scheduling.validate_priority_class_update),
+    ("node.k8s.io", "RuntimeClass"): KindRules(_no_defaults, scheduling.validate_runtime_class_create,
+                                               scheduling.validate_runtime_class_update),
+    ("storage.k8s.io", "StorageClass"): KindRules(storage.default_storage_class, storage.validate_storage_class_create,
+                                                  storage.validate_storage_class_update),
+    ("storage.k8s.io", "CSIDriver"): KindRules(storage.default_csi_driver, storage.validate_csi_driver_create,
+                                               storage.validate_csi_driver_update),
+    ("storage.k8s.io", "CSINode"): KindRules(_no_defaults, storage.validate_csi_node_create,
+                                             storage.validate_csi_node_update),
+    ("storage.k8s.io", "CSIStorageCapacity"): KindRules(_no_defaults, storage.validate_csi_storage_capacity_create,
+                                                        storage.validate_csi_storage_capacity_update),
+    ("storage.k8s.io", "VolumeAttachment"): KindRules(_no_defaults, storage.validate_volume_attachment_create,
+                                                      storage.validate_volume_attachment_update,
+                                                      storage.validate_volume_attachment_status_update),
+    ("networking.k8s.io", "Ingress"): KindRules(_no_defaults, networking.validate_ingress_create,
+                                                networking.validate_ingress_update,
+                                                networking.validate_ingress_status_update),
+    ("networking.k8s.io", "IngressClass"): KindRules(networking.default_ingress_class,
+                                                     networking.validate_ingress_class_create,
+                                                     networking.validate_ingress_class_update),
+    ("networking.k8s.io", "NetworkPolicy"): KindRules(networking.default_network_policy,
+                                                      networking.validate_network_policy_create,
+                                                      networking.validate_network_policy_update),
+    ("networking.k8s.io", "IPAddress"): KindRules(_no_defaults, networking.validate_ip_address_create,
+                                                  networking.validate_ip_address_update),
+    ("networking.k8s.io", "ServiceCIDR"): KindRules(_no_defaults, networking.validate_service_cidr_create,
+                                                    networking.validate_service_cidr_update),
+    (webhooks.GROUP, "ValidatingWebhookConfiguration"): KindRules(
+        webhooks.default_validating_webhook_configuration, webhooks.validate_validating_webhook_configuration_create,
+        webhooks.validate_validating_webhook_configuration_update),
+    (webhooks.GROUP, "MutatingWebhookConfiguration"): KindRules(
+        webhooks.default_mutating_webhook_configuration, webhooks.validate_mutating_webhook_configuration_create,
+        webhooks.validate_mutating_webhook_configuration_update),
+    (webhooks.GROUP, "ValidatingAdmissionPolicy"): KindRules(
+        webhooks.default_validating_admission_policy, webhooks.validate_admission_policy_create,
+        webhooks.validate_admission_policy_update),
+    (webhooks.GROUP, "ValidatingAdmissionPolicyBinding"): KindRules(
+        webhooks.default_validating_admission_policy_binding, webhooks.validate_policy_binding_create,
+        webhooks.validate_policy_binding_update),
+    (flowcontrol.GROUP, "FlowSchema"): KindRules(flowcontrol.default_flow_schema,
+                                                 flowcontrol.validate_flow_schema_create,
+                                                 flowcontrol.validate_flow_schema_update),
+    (flowcontrol.GROUP, "PriorityLevelConfiguration"): KindRules(
+        flowcontrol.default_priority_level, flowcontrol.validate_priority_level_create,
+        flowcontrol.validate_priority_level_update),
+    (certificates.GROUP, "CertificateSigningRequest"): KindRules(
+        _no_defaults, certificates.validate_csr_create, certificates.validate_csr_update,
+        certificates.validate_csr_status_update, mutate_on_create=certificates.set_requester,
+        prepare_update=certificates.prepare_update),
 }
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from kubeloop.api.status import status_details
+from kubeloop.server.admission.scheduling import refuse_system_priority_class_delete
 from kubeloop.server.handlers.common import json_response, read_body
 from kubeloop.server.handlers.read import get_object, present, selector_predicate
 from kubeloop.server.objects import delete_object
@@ -32,6 +33,7 @@ def _success(target: Target, deleted: Obj) -> Obj:
 async def handle_delete(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     options = await _options(request)
     current = get_object(state, target)
+    refuse_system_priority_class_delete(target.info.group, target.info.kind, str(target.name))
     result, gone = delete_object(state, target.info, current, options)
     if gone and not target.info.return_deleted_object:
         return json_response(_success(target, result))

@@ -37,7 +37,7 @@ from kubeloop.server.handlers.scale import apply_scale, scale_of
 from kubeloop.server.handlers.write import check_identity
 from kubeloop.server.kinds.decode import APPLY as APPLY_CONFIGURATION
 from kubeloop.server.kinds.decode import PATCH
-from kubeloop.server.objects import create_object, shape_of, update_object
+from kubeloop.server.objects import STATUS_LIKE, create_object, shape_of, update_object
 from kubeloop.server.patch import (
     PatchError,
     apply_json_patch,
@@ -121,7 +121,7 @@ async def handle_patch(state: ServerState, request: web.Request, target: Target)
     metadata_of(patched)
     warnings = decode_typed(info, patched, request, source=PATCH)
     check_identity(info, target, patched, current)
-    stored = update_object(state, info, patched, current, status=target.subresource == "status", dry_run=dry_run,
+    stored = update_object(state, info, patched, current, status=target.subresource in STATUS_LIKE, dry_run=dry_run,
                            manager=update_manager(request, target, patched.get("apiVersion")))
     return json_response(present(info, stored), 200, warnings)
 

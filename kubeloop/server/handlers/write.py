@@ -21,7 +21,7 @@ from kubeloop.server.handlers.common import (
 )
 from kubeloop.server.handlers.read import get_object, present
 from kubeloop.server.handlers.scale import apply_scale
-from kubeloop.server.objects import create_object, update_object
+from kubeloop.server.objects import STATUS_LIKE, create_object, update_object
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import decode_document, require_object
 from kubeloop.server.routing import Target
@@ -74,7 +74,7 @@ async def handle_update(state: ServerState, request: web.Request, target: Target
     metadata_of(obj)
     warnings = decode_typed(info, obj, request)
     check_identity(info, target, obj, current)
-    stored = update_object(state, info, obj, current, status=target.subresource == "status", dry_run=dry_run,
+    stored = update_object(state, info, obj, current, status=target.subresource in STATUS_LIKE, dry_run=dry_run,
                            manager=update_manager(request, target, obj.get("apiVersion")),
                            finalize=target.subresource == "finalize")
     return json_response(present(info, stored), 200, warnings)
