@@ -140,7 +140,7 @@ _RULES: Mapping[tuple[str, str], KindRules] = {
     ("storage.k8s.io", "VolumeAttachment"): KindRules(_no_defaults, storage.validate_volume_attachment_create,
                                                       storage.validate_volume_attachment_update,
                                                       storage.validate_volume_attachment_status_update),
-    ("networking.k8s.io", "Ingress"): KindRules(_no_defaults, networking.validate_ingress_create,
+    ("networking.k8s.io", "Ingress"): KindRules(networking.default_ingress, networking.validate_ingress_create,
                                                 networking.validate_ingress_update,
                                                 networking.validate_ingress_status_update),
     ("networking.k8s.io", "IngressClass"): KindRules(networking.default_ingress_class,

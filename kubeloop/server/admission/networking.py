@@ -77,6 +77,15 @@ def default_network_policy(policy: dict[str, Any]) -> None:
         spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
 
 
+def default_ingress(ingress: dict[str, Any]) -> None:
+    """An Ingress always shows ``status.loadBalancer`` (a struct Go writes even when empty)."""
+    status = ingress.get("status")
+    if status is None:
+        ingress["status"] = {"loadBalancer": {}}
+    elif isinstance(status, dict) and status.get("loadBalancer") is None:
+        status["loadBalancer"] = {}
+
+
 def default_ingress_class(ingress_class: dict[str, Any]) -> None:
     spec = ingress_class.get("spec")
     params = spec.get("parameters") if isinstance(spec, dict) else None

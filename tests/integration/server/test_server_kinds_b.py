@@ -288,3 +288,9 @@ def test_csr_takes_the_requester_and_is_approved_through_approval(cluster: Clust
     assert code == 422
     assert answer["details"]["causes"][0]["message"] == (
         'Forbidden: updates may not remove a condition of type "Approved"')
+
+
+def test_a_new_ingress_shows_an_empty_load_balancer_status(cluster: Cluster) -> None:
+    api_version, resource, namespace, kind, body, _ = next(case for case in CASES if case[1] == "ingresses")
+    created = create(cluster, api_version, resource, namespace, kind, body)
+    assert created["status"] == {"loadBalancer": {}}
