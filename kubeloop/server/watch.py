@@ -129,7 +129,7 @@ def _bookmark(info: ResourceInfo, rv: int, initial_events_end: bool = False, vie
 async def handle_watch(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     info = target.info
     query = request.query
-    output = output_for(state, request, info)
+    output = output_for(state, request, info, watch=True)
     predicate = selector_predicate(info, query)
     converter = output.table()
     view = output.watch_view()

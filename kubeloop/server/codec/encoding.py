@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
+import yaml
 
-from kubeloop.server.codec.negotiation import JSON
+from kubeloop.server.codec.negotiation import JSON, YAML
 
 Encoder = Callable[[Any], bytes]
 
@@ -24,4 +25,11 @@ def encode_json(body: Any) -> bytes:
     return orjson.dumps(body) + b"\n"
 
 
-ENCODERS: dict[str, Encoder] = {JSON: encode_json}
+def encode_yaml(body: Any) -> bytes:
+    """``body`` as YAML the way ``sigs.k8s.io/yaml`` writes it: keys sorted, block style,
+    sequences not indented under their key."""
+    text: str = yaml.safe_dump(body, default_flow_style=False, sort_keys=True, allow_unicode=True, width=1 << 30)
+    return text.encode()
+
+
+ENCODERS: dict[str, Encoder] = {JSON: encode_json, YAML: encode_yaml}

@@ -18,8 +18,9 @@ Which conversion fits which verb (PartialObjectMetadata asked of a list) is deci
 when the answer is built (:mod:`kubeloop.server.codec.metadata`), as upstream does.
 
 ``ENCODED_MEDIA_TYPES`` is the seam for more encoders: a protobuf encoder adds its media type
-there (and in :mod:`kubeloop.server.codec.output`). YAML is not encoded: a plain
-``application/yaml`` request is answered in JSON, as the server always did.
+there (and in :mod:`kubeloop.server.codec.encoding`). YAML is encoded for objects and lists;
+a watch has no YAML stream (``STREAM_MEDIA_TYPES``), so a watch asking for YAML alone is
+answered in JSON, as the server always did.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ YAML = "application/yaml"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 ADVERTISED_MEDIA_TYPES = (JSON, YAML, PROTOBUF)
 """What a 406 lists: upstream's serializers for built-in and custom resources."""
-ENCODED_MEDIA_TYPES = (JSON,)
-"""Media types we can write, in upstream's preference order."""
+ENCODED_MEDIA_TYPES = (JSON, YAML)
+"""Media types we can write objects and lists in, in upstream's preference order."""
+STREAM_MEDIA_TYPES = (JSON,)
+"""Media types we can write watch streams in."""
 _PLAIN_ALIASES = {YAML: JSON}
 """Media types answered with another encoding when no conversion is asked (see module doc)."""
 

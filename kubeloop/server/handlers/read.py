@@ -20,7 +20,7 @@ from kubeloop.api.status import (
     not_supported,
     too_large_resource_version_error,
 )
-from kubeloop.server.codec.negotiation import negotiate_output
+from kubeloop.server.codec.negotiation import ENCODED_MEDIA_TYPES, STREAM_MEDIA_TYPES, negotiate_output
 from kubeloop.server.codec.output import Output, ServedType
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import decode_continue, encode_continue, optional_int, parse_resource_version
@@ -54,12 +54,13 @@ def get_object(state: ServerState, target: Target) -> Obj:
     return found
 
 
-def output_for(state: ServerState, request: web.Request, info: ResourceInfo) -> Output:
+def output_for(state: ServerState, request: web.Request, info: ResourceInfo, *, watch: bool = False) -> Output:
     """The negotiated answer form of a get, list or watch (406 when ``Accept`` allows none).
 
     Negotiation comes first, as upstream's handlers do; a Table converter (kubectl get) is only
     built when the answer is, so ``includeObject`` is checked after the read."""
-    options = negotiate_output(request.headers.get("Accept"))
+    options = negotiate_output(request.headers.get("Accept"),
+                               encoded=STREAM_MEDIA_TYPES if watch else ENCODED_MEDIA_TYPES)
 
     def table() -> TableConverter:
         definition = None

@@ -6,6 +6,7 @@ from typing import Any
 
 import orjson
 import pytest
+import yaml
 from kubernetes.dynamic import DynamicClient
 from server_harness import Cluster
 from test_server_crd import GROUP, PLURAL, VERSION, widget, widget_crd
@@ -190,3 +191,23 @@ def test_unknown_field_labels_of_custom_resources_are_worded_as_1_33(cluster: Cl
     status, body = _get(cluster, f"/apis/{GROUP}/{VERSION}/namespaces/default/{PLURAL}?fieldSelector=spec.size%3D1",
                         "application/json")
     assert (status, body) == (400, _status(400, "BadRequest", "field label not supported: spec.size"))
+
+
+def test_yaml_is_served_for_objects_and_lists_and_json_for_watches(cluster: Cluster) -> None:
+    created = cluster.core.create_namespaced_config_map(
+        "default", {"metadata": {"name": "y", "labels": {"b": "2", "a": "1"}}, "data": {"k": "v"}})
+    assert created.metadata.name == "y"
+    status, headers, body = cluster.raw("GET", "/api/v1/namespaces/default/configmaps/y",
+                                        headers={"Accept": "application/yaml"})
+    assert (status, headers["Content-Type"]) == (200, "application/yaml")
+    document = yaml.safe_load(body)
+    assert document["data"] == {"k": "v"} and document["kind"] == "ConfigMap"
+    assert body.index(b"  labels:\n    a: '1'\n    b: '2'\n") > 0  # keys sorted, as sigs.k8s.io/yaml writes them
+    status, headers, body = cluster.raw("GET", "/api/v1/namespaces/default/configmaps",
+                                        headers={"Accept": "application/yaml"})
+    assert (status, headers["Content-Type"], yaml.safe_load(body)["kind"]) == (200, "application/yaml",
+                                                                               "ConfigMapList")
+    status, headers, body = cluster.raw("GET", "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1",
+                                        headers={"Accept": "application/yaml"})
+    assert (status, headers["Content-Type"]) == (200, "application/json")
+    assert orjson.loads(body.splitlines()[0])["type"] == "ADDED"

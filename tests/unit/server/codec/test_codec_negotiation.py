@@ -10,6 +10,7 @@ from kubeloop.server.codec.metadata import go_type_name, list_as, object_as
 from kubeloop.server.codec.negotiation import Conversion, MediaTypeOptions, negotiate_output
 
 JSON = "application/json"
+YAML = "application/yaml"
 POM_V1 = Conversion("PartialObjectMetadata", "meta.k8s.io", "v1")
 POML_V1 = Conversion("PartialObjectMetadataList", "meta.k8s.io", "v1")
 TABLE_V1 = Conversion("Table", "meta.k8s.io", "v1")
@@ -21,7 +22,8 @@ TABLE_V1 = Conversion("Table", "meta.k8s.io", "v1")
     ("application/json", MediaTypeOptions(JSON)),
     ("*/*", MediaTypeOptions(JSON)),
     ("application/*", MediaTypeOptions(JSON)),
-    ("application/yaml", MediaTypeOptions(JSON)),
+    ("application/yaml", MediaTypeOptions(YAML)),
+    ("application/yaml;as=Table;g=meta.k8s.io;v=v1", MediaTypeOptions(YAML, TABLE_V1)),
     ("application/vnd.kubernetes.protobuf, application/json", MediaTypeOptions(JSON)),
     ("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", MediaTypeOptions(JSON, POM_V1)),
     ("application/json; as=PartialObjectMetadataList; g=meta.k8s.io; v=v1", MediaTypeOptions(JSON, POML_V1)),
@@ -51,7 +53,6 @@ def test_negotiate_output(accept: str | None, expected: MediaTypeOptions) -> Non
     "application/vnd.kubernetes.protobuf",
     "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
     "text/plain",
-    "application/yaml;as=Table;g=meta.k8s.io;v=v1",
 ])
 def test_nothing_acceptable_is_406_with_the_advertised_types(accept: str) -> None:
     with pytest.raises(ApiError) as raised:

@@ -42,7 +42,7 @@ KUBECTL_120 = ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as
     ("application/json;as=Table;v=v1;g=meta.k8s.io;q=bad, application/json", None),
     ("*/*", None),
     ("application/json;as=Table;v=v1;g=example.com", None),
-    ("application/yaml;as=Table;v=v1;g=meta.k8s.io", None),
+    ("application/yaml;as=Table;v=v1;g=meta.k8s.io", "v1"),
     ("", None),
     (None, None),
 ])
