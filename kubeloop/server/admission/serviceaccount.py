@@ -119,8 +119,9 @@ def default_service_account_name(pod: dict[str, Any]) -> str:
     spec = pod.get("spec")
     if not isinstance(spec, dict) or is_mirror_pod(pod):
         return ""
-    name = spec.get("serviceAccountName")
+    name = spec.get("serviceAccountName") or spec.get("serviceAccount")
     if not isinstance(name, str) or not name:
-        name = spec["serviceAccountName"] = DEFAULT_SERVICE_ACCOUNT
+        name = DEFAULT_SERVICE_ACCOUNT
+    spec["serviceAccountName"] = name
     spec["serviceAccount"] = name
     return name

@@ -36,7 +36,7 @@ from kubeloop.server.handlers.read import present
 from kubeloop.server.handlers.scale import apply_scale, scale_of
 from kubeloop.server.handlers.write import check_identity
 from kubeloop.server.kinds.decode import APPLY as APPLY_CONFIGURATION
-from kubeloop.server.kinds.decode import PATCH
+from kubeloop.server.kinds.decode import PATCH, omit_empty
 from kubeloop.server.objects import STATUS_LIKE, create_object, shape_of, update_object
 from kubeloop.server.patch import (
     PatchError,
@@ -147,6 +147,12 @@ def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj,
     except ApplyConflicts as conflicts:
         raise conflicts.api_error() from None
     check_type(info, obj, api_version=manager.api_version)
+    if info.custom is None:
+        # managedFields stay as apply wrote them, an empty list included: it means "nobody".
+        entries = metadata_of(obj).get("managedFields")
+        omit_empty(info.group, info.version, info.kind, obj)
+        if entries is not None:
+            metadata_of(obj)["managedFields"] = entries
     if current is not None:
         stored = update_object(state, info, obj, current, status=False, dry_run=dry_run)
         return json_response(present(info, stored), 200, warnings)

@@ -160,10 +160,13 @@ class _Walk:
     or an unknown field needs one: building them per field would triple the cost of a pass.
     """
 
-    __slots__ = ("collect_unknown", "stack", "unknown")
+    __slots__ = ("collect_unknown", "prune", "stack", "unknown")
 
-    def __init__(self, collect_unknown: bool) -> None:
+    def __init__(self, collect_unknown: bool, prune: bool = True) -> None:
         self.collect_unknown = collect_unknown
+        self.prune = prune
+        """Drop nulls and empty optional maps and lists (Go's zero values and ``omitempty``);
+        off for apply configurations, where they are statements about ownership."""
         self.unknown: list[str] = []
         self.stack: list[str | int] = []
 
@@ -211,7 +214,8 @@ def _decode_struct(node: _Node, value: Any, struct: str, walk: _Walk) -> Any:
             drop = [key] if drop is None else [*drop, key]
             continue
         if item is None:
-            drop = [key] if drop is None else [*drop, key]
+            if walk.prune:
+                drop = [key] if drop is None else [*drop, key]
             continue
         kind = field.kind
         wanted = _SCALAR_TYPES.get(kind)
@@ -225,7 +229,7 @@ def _decode_struct(node: _Node, value: Any, struct: str, walk: _Walk) -> Any:
         stack.pop()
         if decoded is not item:
             value[key] = decoded
-        elif not decoded and kind in ("map", "list") and key not in node.required:
+        elif not decoded and kind in ("map", "list") and key not in node.required and walk.prune:
             drop = [key] if drop is None else [*drop, key]
     if drop is not None:
         for key in drop:
@@ -336,7 +340,8 @@ BODY = "body"
 PATCH = "patch"
 """A JSON, merge or strategic merge patch: the patched object failed to decode, a 422 on ``patch``."""
 APPLY = "apply"
-"""A server-side apply configuration: Go's text alone, as a 400."""
+"""A server-side apply configuration: Go's text alone, as a 400. Nulls and empty maps and lists
+are kept (they say what the applier owns); :func:`omit_empty` prunes the merged object."""
 
 
 def decode_object(group: str, version: str, kind: str, obj: Obj, validation: str, source: str = BODY) -> list[str]:
@@ -349,7 +354,7 @@ def decode_object(group: str, version: str, kind: str, obj: Obj, validation: str
     node = kind_node(group, version, kind)
     if node is None:
         return []
-    walk = _Walk(collect_unknown=validation != IGNORE)
+    walk = _Walk(collect_unknown=validation != IGNORE, prune=source != APPLY)
     try:
         _decode(node, obj, node.struct_name, walk)
     except DecodeError as error:
@@ -372,6 +377,19 @@ def _refusal(kind: str, version: str, text: str, source: str, obj: Obj) -> ApiEr
         shown = orjson.dumps(obj).decode(errors="replace")
         return invalid_error("", "", "", [invalid("patch", shown, text)])
     return bad_request_error(text)
+
+
+def omit_empty(group: str, version: str, kind: str, obj: Obj) -> None:
+    """Drop nulls and empty optional maps and lists from an object of a built-in kind (in place),
+    as writing it through its Go type does (``omitempty``): for merged apply results."""
+    node = kind_node(group, version, kind)
+    if node is None:
+        return
+    try:
+        _decode(node, obj, node.struct_name, _Walk(collect_unknown=False))
+    except (DecodeError, RecursionError):
+        # Only values that already decoded reach here; leave anything else for validation.
+        return
 
 
 _ZEROS: dict[str, Any] = {"string": "", "int32": 0, "int64": 0, "float64": 0, "bool": False}

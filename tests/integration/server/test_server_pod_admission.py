@@ -94,10 +94,10 @@ def test_a_service_account_that_turns_automount_off_is_honoured(cluster: Cluster
     assert volume_name(loud["spec"])
 
 
-def test_a_pod_whose_service_account_is_missing_is_still_admitted(cluster: Cluster) -> None:
-    status, created = create_raw(cluster, pod("ghost", serviceAccountName="nobody"))
-    assert status == 201, created
-    assert volume_name(created["spec"]) and created["spec"]["serviceAccount"] == "nobody"
+def test_a_pod_whose_service_account_is_missing_is_refused(cluster: Cluster) -> None:
+    status, refused = create_raw(cluster, pod("ghost", serviceAccountName="nobody"))
+    assert (status, refused["message"]) == (403, 'pods "ghost" is forbidden: error looking up service account '
+                                                 'default/nobody: serviceaccount "nobody" not found')
 
 
 def test_system_priority_classes_and_an_unknown_class(cluster: Cluster) -> None:
