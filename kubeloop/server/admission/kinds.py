@@ -12,7 +12,18 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from kubeloop.server.admission import apps, core_kinds, events, launchpriority, pods
+from kubeloop.server.admission import (
+    apps,
+    autoscaling,
+    batch,
+    core_kinds,
+    core_more,
+    events,
+    launchpriority,
+    pods,
+    policy,
+    workloads_more,
+)
 from kubeloop.server.admission.fields import Errors
 from kubeloop.server.admission.metadata import validate_object_meta_update
 
@@ -82,6 +93,39 @@ _RULES: dict[tuple[str, str], KindRules] = {
                                       apps.validate_replica_set_update, apps.validate_replica_set_status_update),
     ("apps", "ControllerRevision"): KindRules(_no_defaults, apps.validate_controller_revision_create,
                                               apps.validate_controller_revision_update),
+    ("batch", "Job"): KindRules(batch.default_job, batch.validate_job_create, batch.validate_job_update,
+                                batch.validate_job_status_update, mutate_on_create=batch.generate_job_selector),
+    ("batch", "CronJob"): KindRules(batch.default_cron_job, batch.validate_cron_job_create,
+                                    batch.validate_cron_job_update),
+    ("apps", "DaemonSet"): KindRules(workloads_more.default_daemon_set, workloads_more.validate_daemon_set_create,
+                                     workloads_more.validate_daemon_set_update,
+                                     workloads_more.validate_daemon_set_status_update),
+    ("apps", "StatefulSet"): KindRules(workloads_more.default_stateful_set, workloads_more.validate_stateful_set_create,
+                                       workloads_more.validate_stateful_set_update,
+                                       workloads_more.validate_stateful_set_status_update),
+    ("", "ReplicationController"): KindRules(core_more.default_replication_controller,
+                                             core_more.validate_replication_controller_create,
+                                             core_more.validate_replication_controller_update,
+                                             core_more.validate_replication_controller_status_update),
+    ("", "PodTemplate"): KindRules(core_more.default_pod_template, core_more.validate_pod_template_create,
+                                   core_more.validate_pod_template_update),
+    ("", "LimitRange"): KindRules(core_more.default_limit_range, core_more.validate_limit_range_create,
+                                  core_more.validate_limit_range_update),
+    ("", "ResourceQuota"): KindRules(_no_defaults, core_more.validate_resource_quota_create,
+                                     core_more.validate_resource_quota_update,
+                                     core_more.validate_resource_quota_status_update),
+    ("", "PersistentVolume"): KindRules(core_more.default_persistent_volume,
+                                        core_more.validate_persistent_volume_create,
+                                        core_more.validate_persistent_volume_update,
+                                        core_more.validate_persistent_volume_status_update,
+                                        mutate_on_create=core_more.stamp_persistent_volume_phase),
+    ("autoscaling", "HorizontalPodAutoscaler"): KindRules(
+        autoscaling.default_horizontal_pod_autoscaler, autoscaling.validate_horizontal_pod_autoscaler_create,
+        autoscaling.validate_horizontal_pod_autoscaler_update,
+        autoscaling.validate_horizontal_pod_autoscaler_status_update),
+    ("policy", "PodDisruptionBudget"): KindRules(_no_defaults, policy.validate_pod_disruption_budget_create,
+                                                 policy.validate_pod_disruption_budget_update,
+                                                 policy.validate_pod_disruption_budget_status_update),
 }
 
 
