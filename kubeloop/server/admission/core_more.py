@@ -148,9 +148,9 @@ def stamp_persistent_volume_phase(volume: dict[str, Any]) -> None:
     """The strategy's ``PrepareForCreate``: a new volume is ``Pending`` since its creation."""
     status = volume.get("status")
     meta = volume.get("metadata")
-    if isinstance(status, dict) and isinstance(meta, dict):
+    if isinstance(status, dict) and isinstance(meta, dict) and meta.get("creationTimestamp"):
         status["phase"] = "Pending"
-        status["lastPhaseTransitionTime"] = meta.get("creationTimestamp")
+        status["lastPhaseTransitionTime"] = meta["creationTimestamp"]
 
 
 # ---------------------------------------------------------------------- replication controllers
