@@ -43,7 +43,6 @@ def _int_or_name(text: str, names: dict[str, int]) -> int:
 def _check_range(expr: str, minimum: int, maximum: int, names: dict[str, int]) -> None:
     range_and_step = expr.split("/")
     low_and_high = range_and_step[0].split("-")
-    single = len(low_and_high) == 1
     if low_and_high[0] in ("*", "?"):
         start, end = minimum, maximum
     else:
@@ -55,10 +54,7 @@ def _check_range(expr: str, minimum: int, maximum: int, names: dict[str, int]) -
         else:
             raise CronError(f"too many hyphens: {expr}")
     if len(range_and_step) == 2:
-        step = _atoi(range_and_step[1])
-        if single:  # "N/step" means "N-max/step"
-            end = maximum
-        if step == 0:
+        if _atoi(range_and_step[1]) == 0:
             raise CronError(f"step of range should be a positive number: {expr}")
     elif len(range_and_step) > 2:
         raise CronError(f"too many slashes: {expr}")
