@@ -7,6 +7,7 @@ defaults and validation of the built-ins and of CloneSets). Failures become one 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kubeloop.api.status import FieldError, invalid_error
@@ -30,10 +31,16 @@ def _custom_errors(info: ResourceInfo, obj: Obj, old: Obj | None) -> list[FieldE
     return errors
 
 
-def admit_create(info: ResourceInfo, obj: Obj) -> None:
-    """Default ``obj`` in place and validate it as a new object; 422 on failure."""
+def admit_create(info: ResourceInfo, obj: Obj, defaulted: Callable[[Obj], None] | None = None) -> None:
+    """Default ``obj`` in place and validate it as a new object; 422 on failure.
+
+    ``defaulted`` sees the object once defaulted, before the kind's create-time mutations
+    (Job selectors, mutating admission): what upstream's field manager records for the request.
+    """
     errors = _custom_errors(info, obj, None)
     admission.default_object(info.group, info.version, info.kind, obj)
+    if defaulted is not None:
+        defaulted(obj)
     errors += admission.validate_create(info.group, info.version, info.kind, obj, namespaced=info.namespaced)
     _raise_if(info, obj, errors)
 

@@ -307,3 +307,36 @@ def test_kubectl_create_stores_upstream_defaults(cluster: Cluster, tmp_path: Pat
     budget = get(cluster, f"/apis/policy/v1{NS}/poddisruptionbudgets/budget")
     assert budget["spec"] == {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}}}
     assert budget["status"] == {"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0, "expectedPods": 0}
+
+
+JOB_MANIFEST = """apiVersion: batch/v1
+kind: Job
+metadata: {name: pi}
+spec:
+  template:
+    spec:
+      containers: [{name: c, image: busybox}]
+      restartPolicy: Never
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("binary", KUBECTLS[-1:])
+def test_job_survives_server_side_apply_migration(cluster: Cluster, tmp_path: Path, binary: str) -> None:
+    """The generated selector and labels belong to no field manager (upstream's field manager
+    records the defaulted request, before the strategy), so moving from client-side to
+    server-side apply, which re-applies without them, keeps them."""
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(JOB_MANIFEST)
+    _kubectl(binary, cluster, tmp_path, "apply", "-f", str(manifest))
+    created = get(cluster, f"/apis/batch/v1{NS}/jobs/pi")
+    owned = orjson.dumps(created["metadata"]["managedFields"]).decode()
+    assert "controller-uid" not in owned and "f:selector" not in owned
+    assert "f:backoffLimit" in owned  # defaults are the request's
+    done = subprocess.run([binary, "--kubeconfig", str(cluster.kubeconfig), "--cache-dir", str(tmp_path / "cache"),
+                           "apply", "--server-side", "-f", str(manifest)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0 and "failed to re-apply" not in done.stderr, done.stderr
+    after = get(cluster, f"/apis/batch/v1{NS}/jobs/pi")
+    assert after["spec"]["selector"] == created["spec"]["selector"]
+    assert after["spec"]["template"]["metadata"]["labels"] == created["spec"]["template"]["metadata"]["labels"]
