@@ -104,11 +104,12 @@ def default_job(job: dict[str, Any]) -> None:
     if spec.get("suspend") is None:
         spec["suspend"] = False
     policy = spec.get("podFailurePolicy")
-    if isinstance(policy, dict):
-        for rule in policy.get("rules") or []:
-            for pattern in (rule.get("onPodConditions") or []) if isinstance(rule, dict) else []:
-                if isinstance(pattern, dict) and not pattern.get("status"):
-                    pattern["status"] = "True"
+    rules = policy.get("rules") if isinstance(policy, dict) else None
+    for rule in rules if isinstance(rules, list) else []:
+        patterns = rule.get("onPodConditions") if isinstance(rule, dict) else None
+        for pattern in patterns if isinstance(patterns, list) else []:
+            if isinstance(pattern, dict) and not pattern.get("status"):
+                pattern["status"] = "True"
     if spec.get("podReplacementPolicy") is None:
         spec["podReplacementPolicy"] = "Failed" if policy is not None else "TerminatingOrFailed"
     if spec.get("manualSelector") is None:
