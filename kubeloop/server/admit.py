@@ -36,10 +36,18 @@ def _custom_errors(info: ResourceInfo, obj: Obj, old: Obj | None) -> list[FieldE
     return errors
 
 
-def admit_create(info: ResourceInfo, obj: Obj, mutate: Mutation | None = None) -> None:
-    """Default ``obj`` in place, mutate it, and validate it as a new object; 422 on failure."""
+def admit_create(info: ResourceInfo, obj: Obj, mutate: Mutation | None = None,
+                 defaulted: Callable[[Obj], None] | None = None) -> None:
+    """Default ``obj`` in place, mutate it, and validate it as a new object; 422 on failure.
+
+    ``defaulted`` sees the object once defaulted, before the kind's create-time mutations
+    (admission plugins, Job selectors, mutating admission): what upstream's field manager records
+    for the request.
+    """
     errors = _custom_errors(info, obj, None)
     admission.default_object(info.group, info.version, info.kind, obj, rules=info.rules)
+    if defaulted is not None:
+        defaulted(obj)
     if mutate is not None:
         mutate(obj)
     errors += admission.validate_create(info.group, info.version, info.kind, obj, namespaced=info.namespaced,

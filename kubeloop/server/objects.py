@@ -117,9 +117,14 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
         if errors:
             raise invalid_error(info.kind, info.group, name, errors)
         obj["status"] = crd.initial_status(obj, state.now_text())
-    admit_create(info, obj, podplugins.create_mutation(state, info))
+    # Upstream's field manager sees the decoded, defaulted request: what the strategy and
+    # mutating admission add afterwards (a Job's generated selector) belongs to no manager.
+    tracked: list[Obj] = []
+    admit_create(info, obj, podplugins.create_mutation(state, info),
+                 defaulted=None if manager is None else lambda seen: tracked.append(copy_object(seen)))
     if manager is not None:
-        entries = record_update(None, obj, shape_of(info), manager, state.now_text(), base=_requested_entries(obj))
+        entries = record_update(None, tracked[0] if tracked else obj, shape_of(info), manager, state.now_text(),
+                                base=_requested_entries(obj))
         if entries:
             meta["managedFields"] = entries
     if dry_run:
