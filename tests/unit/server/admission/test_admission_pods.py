@@ -563,3 +563,12 @@ def test_status_update_rules() -> None:
     new["spec"]["nodeName"] = "n1"
     errors = [str(e) for e in validate_status_update("", "v1", "Pod", new, old, namespaced=True)]
     assert errors == ["status.nodeName: Forbidden: may not be changed directly"]
+
+
+@pytest.mark.parametrize("containers", [True, "app", {"name": "app"}])
+def test_malformed_containers_on_update_are_errors_not_crashes(containers: Any) -> None:
+    old = stored_pod()
+    new = copy.deepcopy(old)
+    new["spec"]["containers"] = containers
+    assert update_errors(new, old)
+    assert update_errors(copy.deepcopy(old), {**old, "spec": {**old["spec"], "containers": containers}}) is not None
