@@ -21,7 +21,7 @@ from deployment_e2e_kit import (
     wait_complete,
 )
 
-from kubeloop.client import DEPLOYMENTS, PODS, REPLICA_SETS, ApiClient
+from kubeloop.client import DEPLOYMENTS, PODS, REPLICA_SETS, STATEFUL_SETS, ApiClient
 from kubeloop.testing.cluster import EmbeddedCluster
 from kubeloop.testing.deployment_rules import spec_replicas
 
@@ -156,7 +156,14 @@ async def test_replica_set_with_foreign_references_is_adopted(kubeloop_cluster: 
     d = await wait_complete(kubeloop_cluster, "general")
     rs = await the_new_replica_set(client, d)
     name = rs["metadata"]["name"]
-    foreign = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "other", "uid": str(uuid.uuid4()),
+    # A real owner: the garbage collector removes (or acts on) references to owners that do not
+    # exist, now that StatefulSets are served.
+    other = await client.create(STATEFUL_SETS, {
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "other"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "other"}},
+                 "template": {"metadata": {"labels": {"app": "other"}},
+                              "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}}, namespace=NS)
+    foreign = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "other", "uid": other["metadata"]["uid"],
                "controller": False}
 
     def adopted_beside(refs_count: int) -> Callable[[Obj], bool]:
