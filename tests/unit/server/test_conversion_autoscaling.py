@@ -24,7 +24,8 @@ Obj = dict[str, Any]
 REF = {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}
 SELECTOR = {"matchLabels": {"queue": "jobs"}}
 CPU = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}
-MEMORY = {"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "500Mi"}}}
+MEMORY = {"type": "Resource",
+          "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "500Mi"}}}
 CONTAINER = {"type": "ContainerResource", "containerResource": {
     "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}, "container": "app"}}
 PODS = {"type": "Pods", "pods": {"metric": {"name": "rps", "selector": SELECTOR},
