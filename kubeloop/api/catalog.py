@@ -122,8 +122,10 @@ CATALOG: tuple[Entry, ...] = (# core/v1, in the order kube-apiserver lists them.
     Entry("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False,
           verbs=_CREATE),
     Entry("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False, verbs=_CREATE),
-    # autoscaling: v2 is the preferred version (see docs/decisions.md for v1).
+    # autoscaling: v2 is the preferred (and storage) version; v1 objects are converted.
     Entry("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, ("hpa",), _ALL,
+          status=True),
+    Entry("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, ("hpa",), _ALL,
           status=True),
     # batch
     Entry("batch", "v1", "cronjobs", "CronJob", True, ("cj",), _ALL, status=True),
@@ -175,12 +177,15 @@ CATALOG: tuple[Entry, ...] = (# core/v1, in the order kube-apiserver lists them.
     Entry("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", "FlowSchema", False, status=True),
     Entry("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations", "PriorityLevelConfiguration",
           False, status=True))
-"""Served by default, in discovery order (groups as kube-apiserver 1.33 orders ``/apis``)."""
+"""Served by default, in discovery order (groups as kube-apiserver 1.33 orders ``/apis``); a
+group's first version listed is its preferred one."""
 
 
 def find(group: str, resource: str) -> Entry:
-    """The entry of a served built-in resource (``KeyError`` when there is none)."""
+    """The entry of a served built-in resource at its preferred version (``KeyError`` when there is none)."""
     return _BY_GROUP_RESOURCE[(group, resource)]
 
 
-_BY_GROUP_RESOURCE = {(e.group, e.resource): e for e in CATALOG}
+_BY_GROUP_RESOURCE: dict[tuple[str, str], Entry] = {}
+for _entry in CATALOG:
+    _BY_GROUP_RESOURCE.setdefault((_entry.group, _entry.resource), _entry)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.api.catalog import CATALOG, Entry
+from kubeloop.server.conversion import builtin_converter
 from kubeloop.server.registry import Generation, ResourceInfo, ScaleSpec
 from kubeloop.server.services.fields import service_fields
 
@@ -141,6 +142,7 @@ def resource_info(entry: Entry) -> ResourceInfo:
     return ResourceInfo(entry.group, entry.version, entry.resource, entry.kind, entry.namespaced, entry.singular,
                         entry.short_names, entry.categories, entry.verbs, status=entry.status,
                         scale=ScaleSpec() if entry.scale else None, subresources=entry.subresources,
+                        conversion=builtin_converter(entry.group, entry.version, entry.resource),
                         **_TRAITS.get((entry.group, entry.resource), {}))
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from kubeloop.api import names
 from kubeloop.api.status import FieldError, forbidden, invalid, not_supported, required
+from kubeloop.server.conversion import Relabel
 from kubeloop.server.crd_schema import CustomResource
 from kubeloop.server.registry import Generation, Registry, ResourceInfo, ScaleSpec
 from kubeloop.server.state import ServerState
@@ -182,6 +183,7 @@ def infos_for(definition: Mapping[str, Any]) -> list[ResourceInfo]:
             categories=tuple(str(c) for c in names_.get("categories") or ()),
             status="status" in subresources, scale=scale_spec, generation=Generation.NON_METADATA,
             return_deleted_object=True, custom=CustomResource(schema, "status" in subresources),
+            conversion=Relabel(f"{group}/{version.get('name')}"),
         ))
     return infos
 

@@ -80,6 +80,9 @@ class ResourceInfo:
     """The kind's defaulting and validation (:class:`kubeloop.server.admission.KindRules`), attached
     by :class:`Registry` from the rules it was built with; ``None`` for kinds with only the generic
     metadata rules."""
+    conversion: Any = None
+    """How objects of this version map to and from their stored form
+    (:class:`kubeloop.server.conversion.Converter`); ``None``: stored and served as is."""
 
     def subresource(self, name: str) -> Subresource | None:
         for sub in self.subresources:
@@ -141,8 +144,9 @@ class Registry:
             self._preferred[info.group] = info.version
 
     def add_all(self, infos: Iterable[ResourceInfo]) -> None:
+        """Serve ``infos``; a group's first version among them is its preferred one (catalog order)."""
         for info in infos:
-            self.add(info)
+            self.add(info, preferred=info.group not in self._preferred)
 
     def remove_group_resource(self, group: str, resource: str) -> None:
         """Stop serving ``resource`` in ``group`` at every version (its CRD went away)."""

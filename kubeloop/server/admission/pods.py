@@ -149,11 +149,11 @@ def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Error
         return errs
     munged = copy.deepcopy(dict(new_spec))
     for list_name in ("containers", "initContainers"):
-        new_list, old_list = munged.get(list_name), old_spec.get(list_name)
-        if not isinstance(new_list, list) or not isinstance(old_list, list):
+        new_items, old_items = munged.get(list_name), old_spec.get(list_name)
+        if not isinstance(new_items, list) or not isinstance(old_items, list):
             # Malformed (a Pod body is decoded before this; templates and fuzzed values are not).
             continue
-        for new_container, old_container in zip(new_list, old_list):
+        for new_container, old_container in zip(new_items, old_items):
             if isinstance(new_container, dict) and isinstance(old_container, dict):
                 new_container["image"] = old_container.get("image")
     for field_name in ("activeDeadlineSeconds", "schedulingGates", "tolerations"):

@@ -23,6 +23,7 @@ from kubeloop.server.apply import (
     apply_configuration,
     require_field_manager,
 )
+from kubeloop.server.conversion import storage_info, stored
 from kubeloop.server.handlers.common import (
     check_type,
     decode_typed,
@@ -114,16 +115,23 @@ async def handle_patch(state: ServerState, request: web.Request, target: Target)
         warnings = decode_typed(info, scale, request, group="autoscaling", version="v1", kind="Scale", source=PATCH)
         return json_response(apply_scale(state, info, current, scale, name, dry_run,
                                          update_manager(request, target, current.get("apiVersion"))), 200, warnings)
-    patched = apply_patch(info, patch_type, copy_object(current), patch)
+    patched = apply_patch(info, patch_type, copy_object(_patch_base(info, current)), patch)
     if not isinstance(patched, dict):
         raise bad_request_error("the patched object must be a JSON object")
     check_type(info, patched, api_version=current.get("apiVersion") if info.custom is not None else None)
     metadata_of(patched)
     warnings = decode_typed(info, patched, request, source=PATCH)
     check_identity(info, target, patched, current)
-    stored = update_object(state, info, patched, current, status=target.subresource in STATUS_LIKE, dry_run=dry_run,
-                           manager=update_manager(request, target, patched.get("apiVersion")))
-    return json_response(present(info, stored), 200, warnings)
+    manager = update_manager(request, target, patched.get("apiVersion"))
+    updated = update_object(state, storage_info(state.registry, info), stored(info, patched), current,
+                            status=target.subresource in STATUS_LIKE, dry_run=dry_run, manager=manager)
+    return json_response(present(info, updated), 200, warnings)
+
+
+def _patch_base(info: ResourceInfo, current: Obj) -> Obj:
+    """What a patch applies to: the object as served at the URL's version. Custom resources are
+    patched as stored (their versions share one schema; they keep the version they were written at)."""
+    return current if info.custom is not None else present(info, current)
 
 
 def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj, applier: str, force: bool,
@@ -142,8 +150,9 @@ def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj,
     if info.namespaced and body_ns and body_ns != target.namespace:
         raise bad_request_error("the namespace of the provided object does not match the namespace sent on "
                                 "the request")
+    base = None if current is None else _patch_base(info, current)
     try:
-        obj = apply_configuration(current, config, shape_of(info), manager, state.now_text(), force=force)
+        obj = apply_configuration(base, config, shape_of(info), manager, state.now_text(), force=force)
     except ApplyConflicts as conflicts:
         raise conflicts.api_error() from None
     check_type(info, obj, api_version=manager.api_version)
@@ -153,12 +162,13 @@ def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj,
         omit_empty(info.group, info.version, info.kind, obj)
         if entries is not None:
             metadata_of(obj)["managedFields"] = entries
+    store_info = storage_info(state.registry, info)
     if current is not None:
-        stored = update_object(state, info, obj, current, status=False, dry_run=dry_run)
-        return json_response(present(info, stored), 200, warnings)
+        updated = update_object(state, store_info, stored(info, obj), current, status=False, dry_run=dry_run)
+        return json_response(present(info, updated), 200, warnings)
     new_meta = metadata_of(obj)
     new_meta["name"] = target.name
     if info.namespaced:
         new_meta["namespace"] = target.namespace
-    stored = create_object(state, info, obj, dry_run)
-    return json_response(present(info, stored), 201, warnings)
+    created = create_object(state, store_info, stored(info, obj), dry_run)
+    return json_response(present(info, created), 201, warnings)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from aiohttp import web
@@ -22,12 +23,14 @@ from kubeloop.api.status import (
 )
 from kubeloop.server.codec.negotiation import ENCODED_MEDIA_TYPES, STREAM_MEDIA_TYPES, negotiate_output
 from kubeloop.server.codec.output import Output, ServedType
+from kubeloop.server.conversion import served, stored
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import decode_continue, encode_continue, optional_int, parse_resource_version
 from kubeloop.server.routing import Target
 from kubeloop.server.state import ServerState
 from kubeloop.server.storage import ResourceType
 from kubeloop.server.tables import TableConverter, table_converter
+from kubeloop.server.tables.printers import Printer
 
 Obj = dict[str, Any]
 Predicate = Callable[[Obj], bool]
@@ -37,12 +40,8 @@ CRD_TYPE = ResourceType("apiextensions.k8s.io", "customresourcedefinitions")
 
 
 def present(info: ResourceInfo, obj: Obj) -> Obj:
-    """The object as served at ``info``'s version (custom resources may be stored at another)."""
-    if obj.get("apiVersion") == info.api_version:
-        return obj
-    shown = dict(obj)
-    shown["apiVersion"] = info.api_version
-    return shown
+    """A stored object as served at ``info``'s version (:mod:`kubeloop.server.conversion`)."""
+    return served(info, obj)
 
 
 def get_object(state: ServerState, target: Target) -> Obj:
@@ -69,9 +68,24 @@ def output_for(state: ServerState, request: web.Request, info: ResourceInfo, *, 
         converter = table_converter(request.headers.get("Accept"), request.query.get("includeObject"), info.group,
                                     info.version, info.kind, state.clock(), crd=definition)
         assert converter is not None, "negotiated a Table that the table converter does not see"
+        if info.conversion is not None and info.custom is None:
+            # Rows are printed from the stored form, as upstream prints the internal object;
+            # the row's object (includeObject) stays the served one.
+            converter.printer = printing_stored(converter.printer, info)
         return converter
 
     return Output(options, ServedType(info.group, info.kind, info.custom is not None), table)
+
+
+def printing_stored(printer: Printer, info: ResourceInfo) -> Printer:
+    """``printer`` fed with the stored form of the served objects it is given."""
+    def cells(obj: Mapping[str, Any], now: datetime) -> list[Any]:
+        return printer.cells(stored(info, dict(obj)), now)
+
+    def conditions(obj: Mapping[str, Any]) -> list[dict[str, str]]:
+        return printer.conditions(stored(info, dict(obj)))
+
+    return replace(printer, cells=cells, conditions=conditions)
 
 
 async def handle_get(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
@@ -186,7 +200,7 @@ async def handle_list(state: ServerState, request: web.Request, target: Target) 
     info = target.info
     output = output_for(state, request, info)
     items, meta = list_objects(state, target, request.query)
-    if info.custom is not None and items and items[0].get("apiVersion") != info.api_version:
+    if info.conversion is not None:
         items = [present(info, item) for item in items]
     body = output.list({"kind": info.list_kind, "apiVersion": info.api_version, "metadata": meta, "items": items})
     try:

@@ -7,6 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from kubeloop.api.status import bad_request_error, conflict_error
+from kubeloop.server.conversion import storage_info, stored
 from kubeloop.server.handlers.common import (
     apply_namespace,
     check_name,
@@ -42,8 +43,9 @@ async def handle_create(state: ServerState, request: web.Request, target: Target
     if meta.get("resourceVersion"):
         raise bad_request_error("resourceVersion should not be set on objects to be created")
     apply_namespace(target, meta)
-    stored = create_object(state, info, obj, dry_run, update_manager(request, target, obj.get("apiVersion")))
-    return json_response(present(info, stored), 201, warnings)
+    manager = update_manager(request, target, obj.get("apiVersion"))
+    created = create_object(state, storage_info(state.registry, info), stored(info, obj), dry_run, manager)
+    return json_response(present(info, created), 201, warnings)
 
 
 def check_identity(info: ResourceInfo, target: Target, obj: Obj, current: Obj) -> None:
@@ -74,7 +76,8 @@ async def handle_update(state: ServerState, request: web.Request, target: Target
     metadata_of(obj)
     warnings = decode_typed(info, obj, request)
     check_identity(info, target, obj, current)
-    stored = update_object(state, info, obj, current, status=target.subresource in STATUS_LIKE, dry_run=dry_run,
-                           manager=update_manager(request, target, obj.get("apiVersion")),
-                           finalize=target.subresource == "finalize")
-    return json_response(present(info, stored), 200, warnings)
+    manager = update_manager(request, target, obj.get("apiVersion"))
+    updated = update_object(state, storage_info(state.registry, info), stored(info, obj), current,
+                            status=target.subresource in STATUS_LIKE, dry_run=dry_run, manager=manager,
+                            finalize=target.subresource == "finalize")
+    return json_response(present(info, updated), 200, warnings)
