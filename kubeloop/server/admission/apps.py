@@ -262,7 +262,8 @@ def validate_replica_set_spec(replica_set: Mapping[str, Any]) -> Errors:
     return errs
 
 
-def _selector_immutable(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
+def selector_immutable(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
+    """``spec.selector`` may not change (Deployments, ReplicaSets, DaemonSets, StatefulSets)."""
     new_selector = mapping_at(new, "spec", "", []).get("selector")
     old_selector = mapping_at(old, "spec", "", []).get("selector")
     if semantically_equal(new_selector, old_selector):
@@ -279,7 +280,7 @@ def validate_deployment_create(deployment: Mapping[str, Any]) -> Errors:
 def validate_deployment_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
     errs = validate_object_meta_update(new, old)
     errs.extend(validate_deployment_spec(new))
-    errs.extend(_selector_immutable(new, old))
+    errs.extend(selector_immutable(new, old))
     return errs
 
 
@@ -292,7 +293,7 @@ def validate_replica_set_create(replica_set: Mapping[str, Any]) -> Errors:
 def validate_replica_set_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
     errs = validate_object_meta_update(new, old)
     errs.extend(validate_replica_set_spec(new))
-    errs.extend(_selector_immutable(new, old))
+    errs.extend(selector_immutable(new, old))
     return errs
 
 

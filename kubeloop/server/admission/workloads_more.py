@@ -18,7 +18,7 @@ from typing import Any
 
 from kubeloop.api.labels import SelectorError, selector_from_label_selector, validate_label_selector
 from kubeloop.api.status import forbidden, go_quote, invalid, not_supported, required
-from kubeloop.server.admission.apps import _percent_value, _raw_value, _validate_int_or_percent
+from kubeloop.server.admission.apps import _percent_value, _raw_value, _validate_int_or_percent, selector_immutable
 from kubeloop.server.admission.core_kinds import default_persistent_volume_claim
 from kubeloop.server.admission.fields import (
     Errors,
@@ -32,7 +32,6 @@ from kubeloop.server.admission.fields import (
     str_map_at,
 )
 from kubeloop.server.admission.metadata import (
-    FIELD_IMMUTABLE,
     name_is_dns_label,
     name_is_dns_subdomain,
     nonnegative,
@@ -210,14 +209,6 @@ def validate_daemon_set_spec(daemon_set: Mapping[str, Any]) -> Errors:
     return errs
 
 
-def _selector_immutable(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
-    new_selector = mapping_at(new, "spec", "", []).get("selector")
-    old_selector = mapping_at(old, "spec", "", []).get("selector")
-    if semantically_equal(new_selector, old_selector):
-        return []
-    return [invalid("spec.selector", go_label_selector(new_selector), FIELD_IMMUTABLE)]
-
-
 def validate_daemon_set_create(daemon_set: Mapping[str, Any]) -> Errors:
     errs = validate_object_meta(daemon_set, True, name_is_dns_subdomain)
     errs.extend(validate_daemon_set_spec(daemon_set))
@@ -227,7 +218,7 @@ def validate_daemon_set_create(daemon_set: Mapping[str, Any]) -> Errors:
 def validate_daemon_set_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
     errs = validate_object_meta_update(new, old)
     errs.extend(validate_daemon_set_spec(new))
-    errs.extend(_selector_immutable(new, old))
+    errs.extend(selector_immutable(new, old))
     return errs
 
 
