@@ -172,6 +172,10 @@ def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Error
 
 def _tolerations_only_added(new_spec: Mapping[str, Any], old_spec: Mapping[str, Any]) -> Errors:
     new_tolerations = objects_at(new_spec, "tolerations", "spec", [])
+    if new_spec.get("tolerations") == old_spec.get("tolerations"):
+        # Unchanged (the usual update): each old toleration is trivially still there, and the
+        # list was valid when stored.
+        return []
     for _, old_toleration in objects_at(old_spec, "tolerations", "spec", []):
         found = False
         for _, new_toleration in new_tolerations:
