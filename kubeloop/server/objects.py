@@ -119,12 +119,17 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
         obj["status"] = crd.initial_status(obj, state.now_text())
     # Upstream's field manager sees the decoded, defaulted request: what the strategy and
     # mutating admission add afterwards (a Job's generated selector) belongs to no manager.
-    tracked: list[Obj] = []
-    admit_create(info, obj, podplugins.create_mutation(state, info),
-                 defaulted=None if manager is None else lambda seen: tracked.append(copy_object(seen)))
+    # Recorded as soon as the object is defaulted, so no copy of it needs to outlive the mutations.
+    recorded: list[list[Any]] = []
+
+    def record(seen: Obj) -> None:
+        recorded.append(record_update(None, seen, shape_of(info), manager, state.now_text(),
+                                      base=_requested_entries(seen)) if manager is not None else [])
+
+    admit_create(info, obj, podplugins.create_mutation(state, info), defaulted=None if manager is None else record)
     if manager is not None:
-        entries = record_update(None, tracked[0] if tracked else obj, shape_of(info), manager, state.now_text(),
-                                base=_requested_entries(obj))
+        entries = recorded[0] if recorded else record_update(None, obj, shape_of(info), manager, state.now_text(),
+                                                             base=_requested_entries(obj))
         if entries:
             meta["managedFields"] = entries
     if dry_run:
