@@ -149,6 +149,11 @@ def _by_kind() -> Mapping[tuple[str, str, str], str]:
     return MappingProxyType(index)
 
 
+def preload() -> None:
+    """Read the schemas and index them now (servers do it at start, before freezing the heap)."""
+    _by_kind()
+
+
 def definition_name(group: str, version: str, kind: str) -> str | None:
     """The definition of a built-in group-version-kind, ``None`` when upstream has none."""
     return _by_kind().get((group, version, kind))
