@@ -24,7 +24,7 @@ if [ ! -x "$_kubectl_120" ]; then
   echo "== fetching Debian's kubernetes-client into $_tools"
   _apt_update
   _download="$(mktemp -d)"
-  chmod 0755 "$_download"  # apt fetches as its own user
+  chmod 0777 "$_download"  # apt fetches as its own user, which must be able to write here
   (cd "$_download" && apt-get download -qq kubernetes-client >/dev/null)
   mkdir -p "$_tools/kubernetes-client"
   dpkg-deb -x "$_download"/kubernetes-client_*.deb "$_tools/kubernetes-client"
