@@ -102,5 +102,6 @@ def test_eviction_deletes_and_streaming_subresources_say_why_not(cluster: Cluste
     assert post(cluster, "/api/v1/namespaces/default/pods", pod("l"))[0] == 201
     status, _, refused = get_json(cluster, "/api/v1/namespaces/default/pods/l/log")
     assert (status, refused["reason"]) == (400, "BadRequest")
-    assert refused["message"] == "pods/log is not available for pod 'l': kubeloop's simulated kubelet runs no containers"
+    assert refused["message"] == ("pods/log is not available for pod 'l': "
+                                  "kubeloop's simulated kubelet runs no containers")
     assert get_json(cluster, "/api/v1/namespaces/default/pods/l/ephemeralcontainers")[2]["metadata"]["name"] == "l"
