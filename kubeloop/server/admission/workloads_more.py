@@ -143,12 +143,15 @@ def _restart_and_deadline(spec: Mapping[str, Any], owner: str, errs: Errors) -> 
                               f"activeDeadlineSeconds in {owner} is not Supported"))
 
 
-def _go_daemon_set_strategy(strategy: Mapping[str, Any]) -> GoLiteral:
-    rolling = "(*apps.RollingUpdateDaemonSet)(nil)"
-    if strategy.get("rollingUpdate") is not None:
-        rolling = "(*apps.RollingUpdateDaemonSet)(0xc000000000)"
+def _go_strategy(strategy: Mapping[str, Any], struct: str, rolling_struct: str) -> GoLiteral:
+    """An update strategy as Go's ``%#v`` prints it (the rolling-update pointer as an address)."""
+    pointer = "0xc000000000" if strategy.get("rollingUpdate") is not None else "nil"
     type_text = go_quote(str(strategy.get("type") or ""))
-    return GoLiteral(f"apps.DaemonSetUpdateStrategy{{Type:{type_text}, RollingUpdate:{rolling}}}")
+    return GoLiteral(f"apps.{struct}{{Type:{type_text}, RollingUpdate:(*apps.{rolling_struct})({pointer})}}")
+
+
+def _go_daemon_set_strategy(strategy: Mapping[str, Any]) -> GoLiteral:
+    return _go_strategy(strategy, "DaemonSetUpdateStrategy", "RollingUpdateDaemonSet")
 
 
 def _validate_daemon_set_strategy(spec: Mapping[str, Any], errs: Errors) -> None:
@@ -249,11 +252,7 @@ def _collisions_not_decremented(new: Mapping[str, Any], old: Mapping[str, Any], 
 
 
 def _go_stateful_set_strategy(strategy: Mapping[str, Any]) -> GoLiteral:
-    rolling = "(*apps.RollingUpdateStatefulSetStrategy)(nil)"
-    if strategy.get("rollingUpdate") is not None:
-        rolling = "(*apps.RollingUpdateStatefulSetStrategy)(0xc000000000)"
-    type_text = go_quote(str(strategy.get("type") or ""))
-    return GoLiteral(f"apps.StatefulSetUpdateStrategy{{Type:{type_text}, RollingUpdate:{rolling}}}")
+    return _go_strategy(strategy, "StatefulSetUpdateStrategy", "RollingUpdateStatefulSetStrategy")
 
 
 def _validate_stateful_set_strategy(spec: Mapping[str, Any], errs: Errors) -> None:
