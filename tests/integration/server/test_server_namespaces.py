@@ -7,10 +7,13 @@ plugin/pkg/admission/namespace/lifecycle and plugin/pkg/admission/serviceaccount
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -19,6 +22,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from server_harness import Cluster, ServerThread, make_api_client, raw_request
 
+from kubeloop.server import namespace_content
 from kubeloop.server.objects import create_object
 
 NS = "/api/v1/namespaces"
@@ -204,36 +208,52 @@ def test_a_terminating_namespace_is_finished_after_a_restart(start_server: Calla
     assert _get(second, f"{NS}/team/configmaps")[1]["items"] == []
 
 
-def test_a_large_namespace_is_emptied_while_the_server_answers(cluster: Cluster) -> None:
+def test_a_large_namespace_is_emptied_while_the_server_answers(cluster: Cluster,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The purge yields to the event loop between pages, so requests are answered part-way.
+
+    The purge is held at its first page boundary inside the ConfigMaps (by a stand-in for the
+    module's ``asyncio.sleep``) until the client has listed them: the answer must then show some
+    but not all of them gone. Holding it makes the check independent of how fast this machine is.
+    """
     count = 4000
     server = cluster.server
+    state = server.server.state
+    assert state is not None
+    info = state.registry.lookup("", "v1", "configmaps")
+    assert info is not None
 
     def fill() -> None:
-        state = server.server.state
-        assert state is not None
-        namespaces = state.namespace_info()
-        create_object(state, namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "big"}},
-                      dry_run=False)
-        info = state.registry.lookup("", "v1", "configmaps")
-        assert info is not None
+        create_object(state, state.namespace_info(),
+                      {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "big"}}, dry_run=False)
         for index in range(count):
             create_object(state, info, {"apiVersion": "v1", "kind": "ConfigMap",
                                         "metadata": {"name": f"cm-{index:05}", "namespace": "big"}}, dry_run=False)
 
     server.run(fill)
-    # Opens the client's connection before the purge starts (and checks the starting point).
     before = cluster.core.list_namespaced_config_map("big", limit=1)
     assert len(before.items) + before.metadata.remaining_item_count == count + 1  # and kube-root-ca.crt
+
+    released = threading.Event()
+    held = threading.Event()
+
+    async def held_sleep(delay: float) -> None:
+        left = len(state.storage.list(info.resource_type, "big")[0])
+        if not released.is_set() and 0 < left < count:
+            held.set()
+            await asyncio.to_thread(released.wait, 60)
+        await asyncio.sleep(delay)
+
+    monkeypatch.setattr(namespace_content, "asyncio", SimpleNamespace(sleep=held_sleep))
     cluster.core.delete_namespace("big")
-    seen: list[int] = []
-    # The official client keeps its connection open: each poll is one request on a live socket.
-    while True:
-        listed = cluster.core.list_namespaced_config_map("big", limit=1)
-        seen.append(len(listed.items) + int(listed.metadata.remaining_item_count or 0))
-        if seen[-1] == 0 and _gone(server, "big"):
-            break
-    # Some answer came while the purge was part-way: neither all objects nor none left.
-    assert any(0 < n < count for n in seen), seen[:5]
+    assert held.wait(60), "the purge never reached a page boundary inside the ConfigMaps"
+    # The purge is paused between pages: this request is answered while it is part-way.
+    listed = cluster.core.list_namespaced_config_map("big", limit=1)
+    part_way = len(listed.items) + int(listed.metadata.remaining_item_count or 0)
+    released.set()
+    assert 0 < part_way < count
+    _wait(lambda: _gone(server, "big"), "namespace big to go")
+    assert cluster.core.list_namespaced_config_map("big").items == []
 
 
 # The kubectl releases that speak JSON to the server (1.32+ send protobuf).
