@@ -42,7 +42,6 @@ RUNTIME_CONTAINERS_META_ANNOTATION: Final = "apps.kruise.io/runtime-containers-m
 INPLACE_UPDATE_READY: Final = "InPlaceUpdateReady"
 KRUISE_POD_READY: Final = "KruisePodReady"
 
-POD_DELETION_COST_ANNOTATION: Final = "controller.kubernetes.io/pod-deletion-cost"
 
 # ControllerRevision metadata.
 REVISION_HASH_LABEL: Final = "controller.kubernetes.io/hash"

@@ -1,9 +1,10 @@
-"""Pod predicates shared by the controllers and the simulated kubelet.
+"""Pod predicates and readers shared by the controllers and the simulated kubelet.
 
 They follow upstream's definitions: *ready* is the ``Ready`` condition being ``True``;
 *available* is ready for at least ``minReadySeconds`` by the condition's
 ``lastTransitionTime`` (strictly before now); *active* pods are neither finished nor being
-deleted.
+deleted. The readers tolerate malformed pods: a ``nodeName`` that is not a string counts as
+unplaced, a ``restartCount`` that is not an integer is skipped.
 """
 
 from __future__ import annotations
@@ -52,3 +53,23 @@ def is_pod_active(pod: Mapping[str, Any]) -> bool:
 
 def is_pod_terminating(pod: Mapping[str, Any]) -> bool:
     return is_being_deleted(pod)
+
+
+def node_name(pod: Mapping[str, Any]) -> str:
+    """The pod's ``spec.nodeName`` (``""`` when not placed yet, or not a string)."""
+    spec = pod.get("spec")
+    node = spec.get("nodeName") if is_mapping(spec) else None
+    return node if type(node) is str else ""
+
+
+def max_container_restarts(pod: Mapping[str, Any]) -> int:
+    """The highest ``restartCount`` among the pod's container statuses (0 when none), as
+    ``maxContainerRestarts`` in upstream's pkg/controller/controller_utils.go."""
+    status = pod.get("status")
+    statuses = status.get("containerStatuses") if is_mapping(status) else None
+    highest = 0
+    for container in statuses if isinstance(statuses, list) else ():
+        restarts = container.get("restartCount") if is_mapping(container) else None
+        if type(restarts) is int and restarts > highest:
+            highest = restarts
+    return highest

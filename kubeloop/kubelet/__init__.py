@@ -9,7 +9,7 @@ in pure modules: :mod:`.behaviour` (the ``sim.kubeloop.io/*`` annotations), :mod
 :mod:`.launchpriority` (container launch-priority barriers).
 """
 
-from kubeloop.kubelet.agent import Kubelet, assigned_node
+from kubeloop.kubelet.agent import Kubelet
 from kubeloop.kubelet.behaviour import BehaviourDefaults, PodBehaviour, pod_behaviour
 from kubeloop.kubelet.config import KubeletConfig
 from kubeloop.kubelet.containers import BackOff
@@ -23,7 +23,6 @@ __all__ = [
     "NodeShape",
     "PodBehaviour",
     "SimNode",
-    "assigned_node",
     "pod_behaviour",
     "sim_nodes",
 ]

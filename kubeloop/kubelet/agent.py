@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubeloop.api.meta import format_micro_time, is_being_deleted, name_of, namespace_of, object_key, uid_of
+from kubeloop.api.pods import node_name
 from kubeloop.client import LEASES, NODES, PODS, ApiClient, Conflict, NotFound, is_not_found
 from kubeloop.kubelet.behaviour import PodBehaviour, pod_behaviour
 from kubeloop.kubelet.config import KubeletConfig
@@ -75,19 +76,12 @@ def random_container_id() -> str:
     return "containerd://" + secrets.token_hex(32)
 
 
-def assigned_node(pod: Mapping[str, Any]) -> str:
-    """The node a pod is placed on (``spec.nodeName``; ``""`` when not placed yet)."""
-    spec = pod.get("spec")
-    node = spec.get("nodeName") if isinstance(spec, Mapping) else None
-    return str(node or "")
-
-
 def _pod_node_index(pod: dict[str, Any]) -> list[str]:
-    return [assigned_node(pod)]
+    return [node_name(pod)]
 
 
 def _active_on_node_index(pod: dict[str, Any]) -> list[str]:
-    node = assigned_node(pod)
+    node = node_name(pod)
     return [node] if node and not _is_terminal(pod) else []
 
 
@@ -169,11 +163,11 @@ class Kubelet:
             self._drop_memo(key)
             self._assumed.pop(key, None)
             return None
-        node_name = assigned_node(pod)
-        if not node_name:
+        placed_on = node_name(pod)
+        if not placed_on:
             return await self._schedule(key, pod)
         self._assumed.pop(key, None)
-        node = self._by_name.get(node_name)
+        node = self._by_name.get(placed_on)
         if node is None or _is_terminal(pod):
             return None
         now = self._wall()
@@ -301,12 +295,12 @@ class Kubelet:
         caught up with (entries the cache has caught up with are forgotten here)."""
         assert self._pods is not None
         load = {node.name: self._pods.indexer.index_count(ACTIVE_ON_NODE_INDEX, node.name) for node in self.nodes}
-        for key, (uid, node_name) in list(self._assumed.items()):
+        for key, (uid, assumed_node) in list(self._assumed.items()):
             cached = self._pods.indexer.get(key)
-            if cached is None or uid_of(cached) != uid or assigned_node(cached):
+            if cached is None or uid_of(cached) != uid or node_name(cached):
                 del self._assumed[key]
                 continue
-            load[node_name] = load.get(node_name, 0) + 1
+            load[assumed_node] = load.get(assumed_node, 0) + 1
         return load
 
     async def _schedule(self, key: str, pod: dict[str, Any]) -> Result | None:

@@ -22,6 +22,7 @@ import orjson
 from kubeloop.api import kruise
 from kubeloop.api.conditions import find_condition, status_conditions
 from kubeloop.api.meta import deep_copy, format_time, is_mapping, labels_of, metadata
+from kubeloop.api.pods import node_name
 
 from .options import DEFAULT_BEHAVIOUR, CloneSetBehaviour
 from .podconditions import conditions_list, has_readiness_gate, refresh_ready_condition
@@ -99,7 +100,7 @@ def refreshed_state(
         pre_normal = lifecycle_hook(cs, "preNormal")
         if pre_normal is not None:
             return kruise.STATE_NORMAL if is_pod_all_hooked(pre_normal, pod) else None
-        if behaviour.normal_requires_scheduling and not _node_name(pod):
+        if behaviour.normal_requires_scheduling and not node_name(pod):
             return None
         return kruise.STATE_NORMAL
     if state == kruise.STATE_PREPARING_UPDATE:
@@ -119,11 +120,6 @@ def _after_update_state(lifecycle: Mapping[str, Any] | None, hook: Hook | None, 
     if lifecycle is not None and not is_pod_all_hooked(hook, pod):
         return kruise.STATE_UPDATED
     return kruise.STATE_NORMAL
-
-
-def _node_name(pod: Mapping[str, Any]) -> str:
-    spec = pod.get("spec")
-    return str(spec.get("nodeName") or "") if is_mapping(spec) else ""
 
 
 def lifecycle_patch(state: str, now: datetime, hook: Hook | None = None) -> dict[str, Any]:

@@ -20,20 +20,15 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from kubeloop.api import kruise
 from kubeloop.api.conditions import find_condition, status_conditions
+from kubeloop.api.deletioncost import deletion_cost
 from kubeloop.api.labels import SelectorError, selector_from_label_selector
-from kubeloop.api.meta import annotations_of, labels_of, metadata, parse_time, uid_of
-from kubeloop.api.pods import is_pod_ready, pod_phase
+from kubeloop.api.meta import labels_of, metadata, parse_time, uid_of
+from kubeloop.api.pods import is_pod_ready, max_container_restarts, node_name, pod_phase
 
 Pod = Mapping[str, Any]
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-
-
-def _node_name(pod: Pod) -> str:
-    spec = pod.get("spec")
-    return str(spec.get("nodeName") or "") if isinstance(spec, Mapping) else ""
 
 
 def _ready_time(pod: Pod) -> datetime | None:
@@ -45,13 +40,6 @@ def _ready_time(pod: Pod) -> datetime | None:
 
 def _creation_time(pod: Pod) -> datetime | None:
     return parse_time(metadata(pod).get("creationTimestamp"))
-
-
-def max_container_restarts(pod: Pod) -> int:
-    status = pod.get("status")
-    statuses = status.get("containerStatuses") if isinstance(status, Mapping) else None
-    counts = [int(s.get("restartCount") or 0) for s in statuses or () if isinstance(s, Mapping)]
-    return max([0, *counts])
 
 
 def _after_or_zero(first: datetime | None, second: datetime | None) -> bool:
@@ -69,7 +57,7 @@ def _compare_times_newer_first(first: datetime | None, second: datetime | None) 
 
 def _compare_head(a: Pod, b: Pod) -> int:
     """Unscheduled before scheduled, then Pending < Unknown < Running."""
-    node_a, node_b = _node_name(a), _node_name(b)
+    node_a, node_b = node_name(a), node_name(b)
     if node_a != node_b and (not node_a or not node_b):
         return -1 if not node_a else 1
     phase_a, phase_b = _PHASE_ORDINAL.get(pod_phase(a), 0), _PHASE_ORDINAL.get(pod_phase(b), 0)
@@ -99,23 +87,6 @@ def active_pods_compare(a: Pod, b: Pod) -> int:
     if ready_a != ready_b:
         return -1 if not ready_a else 1
     return _compare_tail(a, b)
-
-
-def deletion_cost(pod: Pod) -> int:
-    """``controller.kubernetes.io/pod-deletion-cost`` as an int32; 0 when absent or invalid."""
-    value = annotations_of(pod).get(kruise.POD_DELETION_COST_ANNOTATION)
-    if not isinstance(value, str) or not value:
-        return 0
-    # Upstream rejects a leading "+" and leading zeros.
-    if not (value[0] == "-" or value == "0" or "1" <= value[0] <= "9"):
-        return 0
-    try:
-        number = int(value, 10)
-    except ValueError:
-        return 0
-    if not value.lstrip("-").isdigit() or not -(2**31) <= number < 2**31:
-        return 0
-    return number
 
 
 def scale_in_compare(
@@ -166,7 +137,7 @@ def same_node_ranks(pods: Sequence[Pod]) -> dict[str, float]:
     """
     by_node: dict[str, list[Pod]] = {}
     for pod in pods:
-        node = _node_name(pod)
+        node = node_name(pod)
         if node:
             by_node.setdefault(node, []).append(pod)
     ranks: dict[str, float] = {}
@@ -193,12 +164,12 @@ def spread_constraint_ranks(
     seen_nodes: list[Mapping[str, Any]] = []
     pods_on_node: dict[str, list[Pod]] = {}
     for pod in pods:
-        node_name = _node_name(pod)
-        if not node_name or node_name not in node_by_name:
+        placed = node_name(pod)
+        if not placed or placed not in node_by_name:
             continue
-        if node_name not in pods_on_node:
-            seen_nodes.append(node_by_name[node_name])
-        pods_on_node.setdefault(node_name, []).append(pod)
+        if placed not in pods_on_node:
+            seen_nodes.append(node_by_name[placed])
+        pods_on_node.setdefault(placed, []).append(pod)
 
     node_ranks = same_node_ranks(pods)
     ranks: dict[str, float] = {}

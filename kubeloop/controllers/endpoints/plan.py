@@ -20,13 +20,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubeloop.api.meta import annotations_of, labels_of, name_of, namespace_of
-from kubeloop.api.pods import is_pod_ready
+from kubeloop.api.pods import is_pod_ready, node_name
 from kubeloop.controllers.endpoints.pods import (
     HEADLESS_LABEL,
     TRIGGER_TIME_ANNOTATION,
     find_port,
     is_headless,
-    node_name,
     pod_ip_for_family,
     service_family,
     should_be_in_endpoints,

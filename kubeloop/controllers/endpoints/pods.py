@@ -133,5 +133,3 @@ def target_ref(pod: Mapping[str, Any]) -> Obj:
     return {"kind": "Pod", "namespace": namespace_of(pod), "name": name_of(pod), "uid": uid_of(pod)}
 
 
-def node_name(pod: Mapping[str, Any]) -> str:
-    return str(spec_of(pod).get("nodeName") or "")

@@ -35,6 +35,7 @@ from kubeloop.api.meta import (
     resource_version_of,
     uid_of,
 )
+from kubeloop.api.pods import node_name
 from kubeloop.client import PODS, REPLICA_SETS, ApiClient, is_conflict, is_not_found
 from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to_manage, slow_start_batch
 from kubeloop.controllers.replicaset.podcontrol import (
@@ -44,7 +45,7 @@ from kubeloop.controllers.replicaset.podcontrol import (
     pod_from_template,
 )
 from kubeloop.controllers.replicaset.podfacts import PodFacts, PodFactsCache, pod_facts
-from kubeloop.controllers.replicaset.ranking import RankingFactsCache, node_name, select_for_deletion
+from kubeloop.controllers.replicaset.ranking import RankingFactsCache, select_for_deletion
 from kubeloop.controllers.replicaset.status import (
     ReplicaCounts,
     availability_recheck_after,

@@ -5,7 +5,8 @@ Pods are compared rule by rule until one tells them apart; the first in the orde
 1. not yet scheduled before scheduled;
 2. Pending before Unknown before Running (other phases count as Pending);
 3. not ready before ready;
-4. lower ``controller.kubernetes.io/pod-deletion-cost`` first (missing or malformed = 0);
+4. lower ``controller.kubernetes.io/pod-deletion-cost`` first (missing or invalid = 0, see
+   :mod:`kubeloop.api.deletioncost`);
 5. more active sibling pods on the same node first (the *rank*, which spreads survivors);
 6. both ready since different times: ready more recently first;
 7. more container restarts first;
@@ -21,20 +22,25 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import cmp_to_key
 from typing import Any
 
-from kubeloop.api.meta import annotations_of, metadata, parse_time, uid_of
-from kubeloop.api.pods import POD_PENDING, POD_RUNNING, is_pod_active, is_pod_ready, pod_phase, ready_condition
-
-POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+from kubeloop.api.deletioncost import deletion_cost
+from kubeloop.api.meta import metadata, parse_time, uid_of
+from kubeloop.api.pods import (
+    POD_PENDING,
+    POD_RUNNING,
+    is_pod_active,
+    is_pod_ready,
+    max_container_restarts,
+    node_name,
+    pod_phase,
+    ready_condition,
+)
 
 _PHASE_ORDER = {POD_PENDING: 0, "Unknown": 1, POD_RUNNING: 2}
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-_DECIMAL = re.compile(r"^[+-]?[0-9]+$")
 
 
 def _time(value: Any) -> datetime | None:
@@ -46,40 +52,12 @@ def _time(value: Any) -> datetime | None:
         return None
 
 
-def node_name(pod: Mapping[str, Any]) -> str:
-    """The pod's ``spec.nodeName`` (``""`` when not placed or malformed)."""
-    spec = pod.get("spec")
-    node = spec.get("nodeName") if type(spec) is dict or isinstance(spec, Mapping) else None
-    return node if type(node) is str else ""
-
-
-
-def deletion_cost(pod: Mapping[str, Any]) -> int:
-    """The pod's deletion-cost annotation as an int32; 0 when missing or malformed."""
-    text = annotations_of(pod).get(POD_DELETION_COST)
-    if not isinstance(text, str) or not _DECIMAL.match(text):
-        return 0
-    value = int(text)
-    return value if _INT32_MIN <= value <= _INT32_MAX else 0
-
-
 def ready_since(pod: Mapping[str, Any]) -> datetime | None:
     """When a ready pod became ready (``None``: not ready, or no transition time recorded)."""
     if not is_pod_ready(pod):
         return None
     condition = ready_condition(pod)
     return _time(condition.get("lastTransitionTime")) if condition is not None else None
-
-
-def max_container_restarts(pod: Mapping[str, Any]) -> int:
-    status = pod.get("status")
-    statuses = status.get("containerStatuses") if isinstance(status, Mapping) else None
-    counts: list[int] = []
-    for container in statuses if isinstance(statuses, list) else ():
-        restarts = container.get("restartCount") if isinstance(container, Mapping) else None
-        if isinstance(restarts, int) and not isinstance(restarts, bool):
-            counts.append(restarts)
-    return max([0, *counts])
 
 
 def _later_or_missing(first: datetime | None, second: datetime | None) -> bool:

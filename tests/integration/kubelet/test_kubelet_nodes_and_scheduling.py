@@ -6,7 +6,7 @@ from typing import Any
 
 from cluster_thread import ClusterThread, wait_until
 
-from kubeloop.kubelet import assigned_node
+from kubeloop.api.pods import node_name
 
 
 def pod(name: str, **spec: Any) -> dict[str, Any]:
@@ -17,7 +17,7 @@ def pod(name: str, **spec: Any) -> dict[str, Any]:
 def node_of(kube: ClusterThread, name: str) -> str:
     """The node the pod was placed on (empty while unplaced)."""
     raw = kube.api.sanitize_for_serialization(kube.core.read_namespaced_pod(name, "default"))
-    return assigned_node(raw)
+    return node_name(raw)
 
 
 def test_nodes_register_with_labels_capacity_and_ready(kube: ClusterThread) -> None:

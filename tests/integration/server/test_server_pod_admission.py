@@ -100,6 +100,17 @@ def test_a_pod_whose_service_account_is_missing_is_refused(cluster: Cluster) -> 
                                                  'default/nobody: serviceaccount "nobody" not found')
 
 
+def test_an_invalid_deletion_cost_is_refused_as_kube_apiserver_refuses_it(cluster: Cluster) -> None:
+    body = pod("costly")
+    body["metadata"]["annotations"] = {"controller.kubernetes.io/pod-deletion-cost": "+10"}
+    status, refused = create_raw(cluster, body)
+    field = "metadata.annotations[controller.kubernetes.io/pod-deletion-cost]"
+    assert (status, refused["reason"], refused["message"]) == (
+        422, "Invalid", f'Pod "costly" is invalid: {field}: Invalid value: "+10": must be a 32bit integer')
+    assert refused["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "message": 'Invalid value: "+10": must be a 32bit integer', "field": field}]
+
+
 def test_system_priority_classes_and_an_unknown_class(cluster: Cluster) -> None:
     _, node_critical = create_raw(cluster, pod("critical", priorityClassName="system-node-critical"))
     assert (node_critical["spec"]["priority"], node_critical["spec"]["preemptionPolicy"]) == (

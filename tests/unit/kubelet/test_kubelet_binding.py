@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from kubeloop.client import ApiClient, ClientConfig, MockResponse, MockTransport, NotFound, Request
-from kubeloop.kubelet import Kubelet, assigned_node
+from kubeloop.kubelet import Kubelet
 
 POD = {"metadata": {"name": "web-1", "namespace": "default", "uid": "uid-1"}, "spec": {"containers": []}}
 POD_NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404,
@@ -47,15 +47,3 @@ async def test_binding_a_pod_that_is_gone_raises() -> None:
     with pytest.raises(NotFound):
         await kubelet.bind(POD, "kubeloop-node-1")
     assert len(transport.requests) == 1
-
-
-@pytest.mark.parametrize(
-    ("pod", "node"),
-    [
-        ({"spec": {"nodeName": "a"}}, "a"),
-        ({"spec": {}}, ""),
-        ({}, ""),
-    ],
-)
-def test_assigned_node(pod: dict[str, Any], node: str) -> None:
-    assert assigned_node(pod) == node

@@ -8,11 +8,10 @@ from typing import Any
 import pytest
 from cloneset_pods import NOW
 
-from kubeloop.api import kruise
+from kubeloop.api.deletioncost import POD_DELETION_COST_ANNOTATION
 from kubeloop.api.meta import format_time
 from kubeloop.controllers.cloneset.ordering import (
     active_pods_compare,
-    deletion_cost,
     priority_before,
     priority_sort,
     same_node_ranks,
@@ -140,7 +139,7 @@ def _pod(
     if created is not None:
         meta["creationTimestamp"] = format_time(created)
     if cost is not None:
-        meta["annotations"] = {kruise.POD_DELETION_COST_ANNOTATION: cost}
+        meta["annotations"] = {POD_DELETION_COST_ANNOTATION: cost}
     spec = {"nodeName": node} if node else {}
     status = {"phase": phase, "conditions": conditions, "containerStatuses": [{"name": "c", "restartCount": restarts}]}
     return {"metadata": meta, "spec": spec, "status": status}
@@ -182,13 +181,6 @@ def test_scale_in_prefers_unavailable_and_higher_rank() -> None:
 def test_update_default_order_ignores_deletion_cost() -> None:
     assert active_pods_compare(_pod(ready=True, cost="10"), _pod(ready=True, cost="100")) == 0
     assert active_pods_compare(_pod(ready=False), _pod(ready=True)) < 0
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"), [("10", 10), ("-5", -5), ("0", 0), ("+1", 0), ("007", 0), ("x", 0), ("9999999999", 0)]
-)
-def test_deletion_cost(value: str, expected: int) -> None:
-    assert deletion_cost({"metadata": {"annotations": {kruise.POD_DELETION_COST_ANNOTATION: value}}}) == expected
 
 
 def test_same_node_ranks() -> None:

@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
+from kubeloop.api.deletioncost import POD_DELETION_COST_ANNOTATION as POD_DELETION_COST
 from kubeloop.api.meta import format_micro_time
 from kubeloop.controllers.replicaset.ranking import (
-    POD_DELETION_COST,
     RankingFactsCache,
     deleted_before,
-    deletion_cost,
     pods_to_delete,
     ranks_by_related_pods_on_same_node,
     sorted_for_deletion,
@@ -66,6 +65,16 @@ LOW_COST = _pod(
 HIGH_COST = _pod(
     "high-cost", "node", ready=True, ready_since=NOW, created=MONTH_AGO, annotations={POD_DELETION_COST: "100"}
 )
+# "+10" and "008" are invalid upstream, so they cost 0 (not 10 and 8).
+PLUS_TEN_COST = _pod(
+    "plus-ten-cost", "node", ready=True, ready_since=NOW, created=MONTH_AGO, annotations={POD_DELETION_COST: "+10"}
+)
+LEADING_ZERO_COST = _pod(
+    "leading-zero-cost", "node", ready=True, ready_since=NOW, created=MONTH_AGO, annotations={POD_DELETION_COST: "008"}
+)
+FIVE_COST = _pod(
+    "five-cost", "node", ready=True, ready_since=NOW, created=MONTH_AGO, annotations={POD_DELETION_COST: "5"}
+)
 UNSCHEDULED_5H = _pod("unscheduled-5h", phase="Pending", created=NOW - timedelta(hours=5))
 UNSCHEDULED_8H = _pod("unscheduled-8h", phase="Pending", created=NOW - timedelta(hours=8))
 READY_2H = _pod("ready-2h", ready=True, ready_since=NOW - timedelta(hours=2), created=MONTH_AGO)
@@ -111,6 +120,8 @@ def test_equivalent_pods(first: Obj, second: Obj) -> None:
         (READY_NOW_CREATED_THEN, 2, READY_NOW, 1, True),
         (LOW_COST, 2, HIGH_COST, 1, True),  # cost beats rank
         (HIGH_COST, 2, LOW_COST, 1, False),  # without deletion cost, rank decides
+        (PLUS_TEN_COST, 1, FIVE_COST, 1, True),  # invalid costs count as 0
+        (LEADING_ZERO_COST, 1, FIVE_COST, 1, True),
         (READY_2H, 1, READY_5H, 1, True),  # different age buckets
     ],
 )
@@ -126,11 +137,6 @@ def test_equal_age_buckets_fall_back_to_uid() -> None:
     # Linear comparison (no logarithmic buckets): the more recently ready goes first.
     assert deleted_before(a, 1, b, 1, NOW, logarithmic=False)
     assert deleted_before(b, 1, a, 1, None) is False
-
-
-@pytest.mark.parametrize(("value", "expected"), [("10", 10), ("-5", -5), ("x", 0), ("2147483648", 0), ("", 0)])
-def test_deletion_cost_parsing(value: str, expected: int) -> None:
-    assert deletion_cost({"metadata": {"annotations": {POD_DELETION_COST: value}}}) == expected
 
 
 UNSCHEDULED_PENDING = _pod("unscheduled-pending", phase="Pending")

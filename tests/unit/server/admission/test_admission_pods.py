@@ -572,3 +572,47 @@ def test_malformed_containers_on_update_are_errors_not_crashes(containers: Any) 
     new["spec"]["containers"] = containers
     assert update_errors(new, old)
     assert update_errors(copy.deepcopy(old), {**old, "spec": {**old["spec"], "containers": containers}}) is not None
+
+
+# ------------------------------------------------------------------ pod-deletion-cost annotation
+
+COST = "controller.kubernetes.io/pod-deletion-cost"
+COST_FIELD = f"metadata.annotations[{COST}]"
+
+
+def with_cost(obj: dict[str, Any], value: str | None) -> dict[str, Any]:
+    if value is not None:
+        obj["metadata"].setdefault("annotations", {})[COST] = value
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("value", "refused"),
+    [("10", False), ("-5", False), ("0", False), ("2147483647", False), (None, False),
+     ("+10", True), ("008", True), ("abc", True), ("", True), ("2147483648", True), ("1.5", True)],
+)
+def test_deletion_cost_on_create(value: str | None, refused: bool) -> None:
+    """Upstream's ValidatePodSpecificAnnotations rows (validation_test.go: "text", "008", "+10")."""
+    expected = [f'{COST_FIELD}: Invalid value: "{value}": must be a 32bit integer'] if refused else []
+    assert create_errors(with_cost(pod(), value)) == expected
+
+
+@pytest.mark.parametrize(
+    ("old_value", "new_value", "refused"),
+    [
+        ("1", "+10", True),
+        (None, "abc", True),
+        ("1", "2", False),
+        ("+10", "+10", False),  # already invalid when stored: allowed (AllowInvalidPodDeletionCost)
+        ("abc", "008", False),
+        ("+10", "10", False),
+    ],
+)
+def test_deletion_cost_on_update(old_value: str | None, new_value: str, refused: bool) -> None:
+    old = with_cost(stored_pod(), old_value)
+    new = with_cost(copy.deepcopy(old), new_value)
+    error = f'{COST_FIELD}: Invalid value: "{new_value}": must be a 32bit integer'
+    # Reported by validatePodMetadataAndSpec and again by ValidatePodSpecificAnnotationUpdates.
+    assert update_errors(new, old) == ([error, error] if refused else [])
+    status_errors = [str(e) for e in validate_status_update("", "v1", "Pod", new, old, namespaced=True)]
+    assert status_errors == ([error] if refused else [])
