@@ -8,7 +8,8 @@ It keeps the bookkeeping that must surround each write:
 - a pod write records the returned resourceVersion in the resource-version expectations, so
   the next reconcile waits until the cache shows it;
 - read-modify-write of pods (in-place updates, conditions) starts from a fresh GET and retries
-  on conflict, because the kubelet writes the same pods' status concurrently;
+  on conflict (:func:`kubeloop.runtime.retry.retry_on_conflict` with client-go's
+  ``DefaultRetry``), because the kubelet writes the same pods' status concurrently;
 - events are recorded on the CloneSet as upstream records them.
 
 Decisions (which pods, which patches) come from the pure modules; nothing here decides.
@@ -31,11 +32,11 @@ from kubeloop.client import (
     ApiClient,
     Resource,
     is_already_exists,
-    is_conflict,
     is_not_found,
 )
 from kubeloop.runtime.events import NORMAL, WARNING, EventRecorder
 from kubeloop.runtime.expectations import CREATE, DELETE, ResourceVersionExpectations, ScaleExpectations
+from kubeloop.runtime.retry import DEFAULT_RETRY, retry_on_conflict
 
 from .inplace import UpdateSpec, start_update_status, updated_pod
 from .lifecycle import lifecycle_patch, not_ready_key_change, with_not_ready_key
@@ -48,8 +49,6 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 Mutation = Callable[[Obj], Obj | None]
-
-CONFLICT_RETRIES = 5
 
 CLONESETS = Resource(kruise.GROUP, kruise.VERSION, kruise.CLONESET_PLURAL, kruise.CLONESET_KIND, True,
                      frozenset({"status", "scale"}), ("clone",))
@@ -78,7 +77,7 @@ class CloneSetControl:
         """GET the pod, apply ``mutate`` to a copy and PUT it (``/status`` when ``status``);
         retried on conflict. Returns the written pod, or ``None`` when ``mutate`` declined or
         the pod is gone."""
-        for attempt in range(CONFLICT_RETRIES):
+        async def attempt() -> Obj | None:
             try:
                 fresh = await self.client.get(PODS, name, namespace=namespace)
             except Exception as exc:
@@ -94,14 +93,13 @@ class CloneSetControl:
                 else:
                     written = await self.client.update(PODS, changed, namespace=namespace)
             except Exception as exc:
-                if is_conflict(exc) and attempt + 1 < CONFLICT_RETRIES:
-                    continue
                 if is_not_found(exc):
                     return None
                 raise
             self.versions.expect(uid_of(written), resource_version_of(written))
             return written
-        return None
+
+        return await retry_on_conflict(DEFAULT_RETRY, attempt)
 
     async def update_pod(self, pod: Mapping[str, Any], mutate: Mutation) -> Obj | None:
         return await self._rewrite_pod(namespace_of(pod), name_of(pod), mutate, status=False)
@@ -300,27 +298,35 @@ class CloneSetControl:
 
     async def write_status(self, cs: Mapping[str, Any], status: Mapping[str, Any]) -> None:
         """PUT ``status`` through ``/status``, on a fresh copy when the cached one conflicts."""
-        body: Obj = deep_copy(dict(cs))
-        for attempt in range(CONFLICT_RETRIES):
+        cached: Obj | None = deep_copy(dict(cs))
+
+        async def attempt() -> None:
+            nonlocal cached
+            body = cached if cached is not None else await self.client.get(CLONESETS, name_of(cs),
+                                                                             namespace=namespace_of(cs))
+            cached = None  # a retry starts from a fresh read
             body["status"] = deep_copy(dict(status))
             try:
                 written = await self.client.update_status(CLONESETS, body, namespace=namespace_of(cs))
             except Exception as exc:
                 if is_not_found(exc):
                     return
-                if not is_conflict(exc) or attempt + 1 == CONFLICT_RETRIES:
-                    raise
-            else:
-                # The next reconcile must not compute from a cached status older than this one.
-                self.versions.expect(uid_of(written), resource_version_of(written))
-                return
-            body = await self.client.get(CLONESETS, name_of(cs), namespace=namespace_of(cs))
+                raise
+            # The next reconcile must not compute from a cached status older than this one.
+            self.versions.expect(uid_of(written), resource_version_of(written))
+
+        await retry_on_conflict(DEFAULT_RETRY, attempt)
 
     async def truncate_pods_to_delete(self, cs: Mapping[str, Any], existing: set[str]) -> None:
         """Drop names of pods not in ``existing`` from ``spec.scaleStrategy.podsToDelete`` (a
         plain update, so the generation moves); on conflict, again on a fresh copy."""
-        body: Obj = deep_copy(dict(cs))
-        for attempt in range(CONFLICT_RETRIES):
+        cached: Obj | None = deep_copy(dict(cs))
+
+        async def attempt() -> None:
+            nonlocal cached
+            body = cached if cached is not None else await self.client.get(CLONESETS, name_of(cs),
+                                                                             namespace=namespace_of(cs))
+            cached = None  # a retry starts from a fresh read
             strategy = body.setdefault("spec", {}).setdefault("scaleStrategy", {})
             names = [n for n in strategy.get("podsToDelete") or [] if isinstance(n, str)]
             kept = [n for n in names if n in existing]
@@ -332,9 +338,7 @@ class CloneSetControl:
             except Exception as exc:
                 if is_not_found(exc):
                     return
-                if not is_conflict(exc) or attempt + 1 == CONFLICT_RETRIES:
-                    raise
-            else:
-                self.versions.expect(uid_of(written), resource_version_of(written))
-                return
-            body = await self.client.get(CLONESETS, name_of(cs), namespace=namespace_of(cs))
+                raise
+            self.versions.expect(uid_of(written), resource_version_of(written))
+
+        await retry_on_conflict(DEFAULT_RETRY, attempt)

@@ -64,6 +64,7 @@ from kubeloop.runtime.expectations import UIDTrackingControllerExpectations
 from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.informers import NAMESPACE_INDEX, DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
 from kubeloop.runtime.manager import Manager
+from kubeloop.runtime.retry import Backoff, retry_on_conflict
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,9 @@ FAILED_DELETE = "FailedDelete"
 INVALID_SELECTOR = "InvalidSelector"
 
 NAME = "replicaset"
+# Upstream's statusUpdateRetries = 1 (pkg/controller/replicaset/replica_set.go, used by
+# updateReplicaSetStatus in replica_set_utils.go): one more try, at once, on a fresh read.
+STATUS_UPDATE_RETRY = Backoff(steps=2, duration=0)
 POD_CONTROLLER_INDEX = "replicaset-controller/pod-controller"
 """Pods by ``<namespace>/<controller uid>``, and by ``<namespace>/`` for pods with no controller."""
 COMPONENT = "replicaset-controller"
@@ -520,21 +524,22 @@ class ReplicaSetController:
     ) -> Obj:
         """Write the status if it changed (retrying once on a conflict); returns the ReplicaSet as stored."""
         message = str(manage_error) if manage_error is not None else None
-        current = replica_set
-        for attempt in range(2):
+        cached: Obj | None = replica_set
+
+        async def attempt() -> Obj:
+            nonlocal cached
+            current: Obj = cached if cached is not None else await self.client.get(
+                REPLICA_SETS, name_of(replica_set), namespace=namespace_of(replica_set))
+            cached = None  # a retry starts from a fresh read
             now = self.wall()
             new_status = status_from_counts(current, counts(current, now), message, now)
             if not status_needs_update(current, new_status):
                 return current
             body = {**current, "status": status_to_write(current, new_status)}
-            try:
-                written: Obj = await self.client.update_status(REPLICA_SETS, body, namespace=namespace_of(current))
-                return written
-            except Exception as exc:
-                if attempt > 0 or not is_conflict(exc):
-                    raise
-                current = await self.client.get(REPLICA_SETS, name_of(current), namespace=namespace_of(current))
-        return current
+            written: Obj = await self.client.update_status(REPLICA_SETS, body, namespace=namespace_of(current))
+            return written
+
+        return await retry_on_conflict(STATUS_UPDATE_RETRY, attempt)
 
     def _event(self, replica_set: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         self.recorder.event(replica_set, type_, reason, message, kind=REPLICA_SET_KIND,

@@ -1,0 +1,81 @@
+"""The CloneSet's read-modify-write calls retry conflicts through the runtime's one
+``retry_on_conflict`` (client-go's ``DefaultRetry``: five attempts), each retry on a fresh read."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kubeloop.client import Resource
+from kubeloop.controllers.cloneset.control import CloneSetControl
+from kubeloop.controllers.cloneset.options import CloneSetFeatureGates
+from kubeloop.runtime.expectations import ResourceVersionExpectations, ScaleExpectations
+from tests.unit.controllers.controller_fakes import FakeApi, FakeRecorder, conflict
+
+Obj = dict[str, Any]
+
+
+class ReadingApi(FakeApi):
+    """Each read returns a copy, as a real client does (the caller may change it)."""
+
+    async def get(self, resource: Resource | str, name: str, *, namespace: str | None = None) -> Obj:
+        return copy.deepcopy(await super().get(resource, name, namespace=namespace))
+
+
+def cloneset(version: str, pods_to_delete: list[str]) -> Obj:
+    return {"metadata": {"name": "cs", "namespace": "ns", "uid": "cs-uid", "resourceVersion": version},
+            "spec": {"scaleStrategy": {"podsToDelete": pods_to_delete}}}
+
+
+def control(conflicts: int, verb: str) -> tuple[CloneSetControl, FakeApi]:
+    api = ReadingApi()
+    left = conflicts
+
+    def fail(called: str, plural: str, name: str) -> Exception | None:
+        nonlocal left
+        if called == verb and left > 0:
+            left -= 1
+            return conflict()
+        return None
+
+    api.fail = fail
+    api.objects[("clonesets", "cs")] = cloneset("9", ["a", "b"])
+    api.objects[("pods", "p")] = {"metadata": {"name": "p", "namespace": "ns", "uid": "p-uid", "resourceVersion": "4"}}
+    recorder = FakeRecorder()
+    cs_control = CloneSetControl(api, recorder, ScaleExpectations(), ResourceVersionExpectations(),  # type: ignore[arg-type]
+                                 CloneSetFeatureGates())
+    return cs_control, api
+
+
+async def test_status_write_retries_on_a_fresh_read() -> None:
+    cs_control, api = control(conflicts=1, verb="update_status")
+    await cs_control.write_status(cloneset("3", []), {"replicas": 2})
+    assert api.verbs() == [("update_status", "clonesets"), ("get", "clonesets"), ("update_status", "clonesets")]
+    assert [b["metadata"]["resourceVersion"] for b in api.bodies] == ["3", "9"]
+    assert api.bodies[-1]["status"] == {"replicas": 2}
+
+
+async def test_pods_to_delete_truncation_retries_on_a_fresh_read() -> None:
+    cs_control, api = control(conflicts=2, verb="update")
+    await cs_control.truncate_pods_to_delete(cloneset("3", ["a", "gone"]), {"a"})
+    assert api.verbs() == [("update", "clonesets"), ("get", "clonesets"), ("update", "clonesets"),
+                           ("get", "clonesets"), ("update", "clonesets")]
+    # The fresh copy lists "a" and "b"; "b" no longer exists either.
+    assert [b["spec"]["scaleStrategy"]["podsToDelete"] for b in api.bodies] == [["a"], ["a"], ["a"]]
+    assert [b["metadata"]["resourceVersion"] for b in api.bodies] == ["3", "9", "9"]
+
+
+async def test_pod_rewrites_give_up_after_five_conflicts() -> None:
+    cs_control, api = control(conflicts=5, verb="update")
+    with pytest.raises(Exception, match="modified"):
+        await cs_control.update_pod({"metadata": {"name": "p", "namespace": "ns"}}, lambda pod: dict(pod))
+    assert api.verbs() == [("get", "pods"), ("update", "pods")] * 5
+
+
+async def test_pod_rewrites_succeed_after_four_conflicts() -> None:
+    cs_control, api = control(conflicts=4, verb="update_status")
+    written = await cs_control.update_pod_status({"metadata": {"name": "p", "namespace": "ns"}}, lambda pod: dict(pod))
+    assert written is not None and written["metadata"]["name"] == "p"
+    assert api.verbs() == [("get", "pods"), ("update_status", "pods")] * 5
