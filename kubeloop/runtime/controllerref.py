@@ -21,6 +21,7 @@ import enum
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from kubeloop.api.errorstatus import status_code
 from kubeloop.api.meta import (
     controller_of,
     is_being_deleted,
@@ -66,14 +67,6 @@ def release_patch(owner: Obj, obj: Obj) -> Obj:
 
 class OwnerGoneError(Exception):
     """Adoption refused: the live owner is gone, replaced, or being deleted."""
-
-
-def _status(exc: BaseException) -> int | None:
-    for attr in ("code", "status"):
-        value = getattr(exc, attr, None)
-        if isinstance(value, int):
-            return value
-    return None
 
 
 class ControllerRefManager:
@@ -127,13 +120,13 @@ class ControllerRefManager:
                 except OwnerGoneError:
                     raise
                 except Exception as exc:
-                    if _status(exc) != 404:
+                    if status_code(exc) != 404:
                         errors.append(exc)
             elif decision is Claim.RELEASE:
                 try:
                     await self._patch(obj, release_patch(self.owner, obj))
                 except Exception as exc:
-                    if _status(exc) not in (404, 422):
+                    if status_code(exc) not in (404, 422):
                         errors.append(exc)
         if errors:
             raise errors[0]

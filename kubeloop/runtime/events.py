@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from kubeloop.api.errorstatus import status_code
 from kubeloop.api.meta import format_time, metadata, now
 from kubeloop.client import EVENTS, ApiClient
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
@@ -282,7 +283,7 @@ class EventRecorder:
                     try:
                         written = await self._sink.patch(namespace, to_write["metadata"]["name"], patch)
                     except Exception as exc:
-                        if getattr(exc, "code", None) != 404 and getattr(exc, "status", None) != 404:
+                        if status_code(exc) != 404:
                             raise
                         fresh = {**to_write, "metadata": {k: v for k, v in to_write["metadata"].items()
                                                           if k != "resourceVersion"}}
@@ -290,7 +291,7 @@ class EventRecorder:
                 else:
                     written = await self._sink.create(namespace, to_write)
             except Exception as exc:
-                code = getattr(exc, "code", None) or getattr(exc, "status", None)
+                code = status_code(exc)
                 if code in (409, 403, 422):
                     # Already exists, namespace terminating, invalid: retrying cannot help.
                     log.debug("event %s not written: %s", reason_of(to_write), exc)

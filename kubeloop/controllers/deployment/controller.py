@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
+from kubeloop.api.errorstatus import is_namespace_terminating
 from kubeloop.api.intstr import IntOrPercentError
 from kubeloop.api.meta import controller_of, name_of, namespace_of, now, uid_of
 from kubeloop.client import DEPLOYMENTS, PODS, REPLICA_SETS, ApiClient, is_conflict
@@ -39,7 +40,6 @@ from kubeloop.controllers.deployment.selection import (
 )
 from kubeloop.controllers.deployment.strategy import UnsupportedStrategyError
 from kubeloop.controllers.deployment.sync import DEPLOYMENT_KIND, DeploymentSync, InvalidDeploymentError
-from kubeloop.controllers.replicaset.podcontrol import REPLICA_SET_KIND, namespace_terminating
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.events import EventRecorder
 from kubeloop.runtime.handlers import Request
@@ -134,7 +134,7 @@ class DeploymentController:
             return
         namespace = namespace_of(pod)
         reference = controller_of(pod)
-        if reference is None or reference.get("kind") != REPLICA_SET_KIND:
+        if reference is None or reference.get("kind") != REPLICA_SETS.kind:
             return
         replica_set = self.replica_sets.indexer.get_by_name(namespace, str(reference.get("name") or ""))
         if replica_set is None or uid_of(replica_set) != reference.get("uid"):
@@ -160,7 +160,7 @@ class DeploymentController:
         try:
             return await self.syncer.sync(deployment)
         except Exception as exc:
-            if namespace_terminating(exc):
+            if is_namespace_terminating(exc):
                 return None
             if is_conflict(exc) and (self._queue is None or self._queue.num_requeues(request) < MAX_RETRIES):
                 # A write raced with another (usually our own earlier one, not yet in the

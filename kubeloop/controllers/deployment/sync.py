@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from kubeloop.api.errorstatus import is_namespace_terminating
 from kubeloop.api.labels import Selector
 from kubeloop.api.meta import deep_copy, is_being_deleted, labels_of, name_of, namespace_of, uid_of
 from kubeloop.client import DEPLOYMENTS, REPLICA_SETS, ApiClient, is_already_exists, is_not_found
@@ -60,7 +61,6 @@ from kubeloop.controllers.deployment.status import (
 )
 from kubeloop.controllers.deployment.strategy import UnsupportedStrategyError
 from kubeloop.controllers.deployment.templates import find_new_replica_set, find_old_replica_sets
-from kubeloop.controllers.replicaset.podcontrol import namespace_terminating
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.controllerref import ControllerRefManager
 from kubeloop.runtime.events import EventRecorder
@@ -228,7 +228,7 @@ class DeploymentSync:
                              name_of(wanted))
                     raise
                 created, already_existed = existing, True
-            elif namespace_terminating(exc):
+            elif is_namespace_terminating(exc):
                 raise
             else:
                 failed = after_replica_set_create_failed(deployment, name_of(wanted), str(exc), now)

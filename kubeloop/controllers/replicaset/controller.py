@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from kubeloop.api.errorstatus import is_namespace_terminating
 from kubeloop.api.labels import Selector, SelectorError, selector_from_label_selector
 from kubeloop.api.meta import (
     controller_of,
@@ -41,7 +42,6 @@ from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to
 from kubeloop.controllers.replicaset.podcontrol import (
     REPLICA_SET_API_VERSION,
     REPLICA_SET_KIND,
-    namespace_terminating,
     pod_from_template,
 )
 from kubeloop.controllers.replicaset.podfacts import PodFacts, PodFactsCache, pod_facts
@@ -429,7 +429,7 @@ class ReplicaSetController:
             try:
                 created = await self.client.create(PODS, pod_from_template(replica_set), namespace=namespace)
             except Exception as exc:
-                if namespace_terminating(exc):
+                if is_namespace_terminating(exc):
                     # Nothing to create into; the watch will never report it.
                     self.expectations.creation_observed(key)
                     return

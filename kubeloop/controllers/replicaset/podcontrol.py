@@ -1,4 +1,4 @@
-"""Pods as a ReplicaSet creates them, and reading the errors that come back from doing so.
+"""Pods as a ReplicaSet creates them.
 
 A new pod copies the template's labels, annotations, finalizers and spec, is named by the
 server from the prefix ``<replica set>-``, and carries a controller reference to the
@@ -18,7 +18,6 @@ Obj = dict[str, Any]
 
 REPLICA_SET_API_VERSION = "apps/v1"
 REPLICA_SET_KIND = "ReplicaSet"
-NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 
 # A generated name adds five random characters; the prefix must leave room for them.
 _MAX_GENERATE_NAME_PREFIX = 253 - 5
@@ -67,19 +66,3 @@ def pod_from_template(replica_set: Mapping[str, Any]) -> Obj:
         "metadata": meta,
         "spec": deep_copy(spec) if isinstance(spec, Mapping) else {},
     }
-
-
-def namespace_terminating(exc: BaseException) -> bool:
-    """The write was refused because its namespace is being deleted (nothing left to do)."""
-    details = getattr(exc, "details", None)
-    causes = details.get("causes") if isinstance(details, Mapping) else None
-    for cause in causes if isinstance(causes, list) else ():
-        if isinstance(cause, Mapping) and cause.get("reason") == NAMESPACE_TERMINATING_CAUSE:
-            return True
-    return False
-
-
-def error_code(exc: BaseException) -> int | None:
-    """The HTTP status code an API error carries, if any."""
-    code = getattr(exc, "code", None)
-    return code if isinstance(code, int) else None

@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kubeloop.api.errorstatus import has_status_cause, status_code, status_reason
+
 Obj = dict[str, Any]
 
 
@@ -39,20 +41,6 @@ class ListerWatcher(Protocol):
         """
 
 
-def status_code(exc: BaseException) -> int | None:
-    """The HTTP code an API exception carries (``code`` or ``status`` attribute), if any."""
-    for attr in ("code", "status"):
-        value = getattr(exc, attr, None)
-        if isinstance(value, int):
-            return value
-    return None
-
-
-def status_reason(exc: BaseException) -> str:
-    value = getattr(exc, "reason", "")
-    return value if isinstance(value, str) else ""
-
-
 def is_expired(exc: BaseException) -> bool:
     """A 410: the requested resourceVersion (or continue token) is no longer served."""
     return status_code(exc) == 410 or status_reason(exc) in ("Expired", "Gone")
@@ -60,12 +48,7 @@ def is_expired(exc: BaseException) -> bool:
 
 def is_too_large_resource_version(exc: BaseException) -> bool:
     """The server has not caught up with the requested resourceVersion yet (504 + cause)."""
-    details = getattr(exc, "details", None)
-    if isinstance(details, Mapping):
-        for cause in details.get("causes") or ():
-            if isinstance(cause, Mapping) and cause.get("reason") == "ResourceVersionTooLarge":
-                return True
-    return "Too large resource version" in str(exc)
+    return has_status_cause(exc, "ResourceVersionTooLarge") or "Too large resource version" in str(exc)
 
 
 class WatchErrorEvent(Exception):

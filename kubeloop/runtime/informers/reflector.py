@@ -23,13 +23,13 @@ import random
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from kubeloop.api.errorstatus import status_code
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 from kubeloop.runtime.informers.listwatch import (
     ListerWatcher,
     WatchErrorEvent,
     is_expired,
     is_too_large_resource_version,
-    status_code,
 )
 
 log = logging.getLogger(__name__)

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from kubeloop.client import Forbidden, InternalError
+from kubeloop.client import InternalError
 from kubeloop.controllers.replicaset.controller import InvalidObjectError, ReplicaSetController
-from kubeloop.controllers.replicaset.podcontrol import PodTemplateError, namespace_terminating, pod_from_template
+from kubeloop.controllers.replicaset.podcontrol import PodTemplateError, pod_from_template
 from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.informers import DeletedFinalStateUnknown
 from tests.unit.controllers.controller_fakes import FakeApi, FakeQueue, FakeRecorder, cache, conflict
@@ -59,13 +59,6 @@ def test_pod_from_template_copies_labels_annotations_finalizers_and_sets_the_con
     unlabelled["spec"]["template"]["metadata"] = {}
     with pytest.raises(PodTemplateError):
         pod_from_template(unlabelled)
-
-
-def test_namespace_terminating_is_read_from_the_status_causes() -> None:
-    terminating = Forbidden(code=403, reason="Forbidden", message="namespace is terminating",
-                            details={"causes": [{"reason": "NamespaceTerminating"}]})
-    assert namespace_terminating(terminating)
-    assert not namespace_terminating(Forbidden(code=403, reason="Forbidden", message="no"))
 
 
 def test_pod_events_drive_expectations_and_the_queue() -> None:
