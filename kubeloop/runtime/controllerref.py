@@ -13,6 +13,11 @@ controller reference points at it. Each sync it *claims* the candidates it sees:
 
 Patches are strategic merge patches carrying the dependent's uid as a precondition. A
 dependent that vanished meanwhile is skipped; a release that is Invalid is skipped too.
+
+:class:`ControllerRefManager` takes its two writes as callables (tests pass fakes);
+:func:`controller_ref_manager` binds them to an API client, the one closure every owner
+shares (upstream's ``NewPodControllerRefManager`` / ``NewReplicaSetControllerRefManager`` with
+``RecheckDeletionTimestamp``, pkg/controller/controller_ref_manager.go).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from kubeloop.api.meta import (
     new_controller_ref,
     uid_of,
 )
+from kubeloop.client import ApiClient, Resource, is_not_found
 
 Obj = dict[str, Any]
 
@@ -131,3 +137,31 @@ class ControllerRefManager:
         if errors:
             raise errors[0]
         return claimed
+
+
+def controller_ref_manager(
+    client: ApiClient,
+    owner: Obj,
+    owner_resource: Resource,
+    dependents: Resource,
+    matches: Callable[[Obj], bool],
+) -> ControllerRefManager:
+    """A :class:`ControllerRefManager` for ``owner`` (an object of ``owner_resource``) over its
+    ``dependents`` in its namespace: strategic merge patches through ``client``, and a live
+    read of the owner (``None`` once it is gone) before the first adoption."""
+    namespace = namespace_of(owner)
+
+    async def patch(obj: Obj, body: Obj) -> Obj:
+        result: Obj = await client.patch(dependents, name_of(obj), body, patch_type="strategic", namespace=namespace)
+        return result
+
+    async def get_owner() -> Obj | None:
+        try:
+            fresh: Obj = await client.get(owner_resource, name_of(owner), namespace=namespace)
+        except Exception as exc:
+            if is_not_found(exc):
+                return None
+            raise
+        return fresh
+
+    return ControllerRefManager(owner, owner_resource.api_version, owner_resource.kind, matches, patch, get_owner)

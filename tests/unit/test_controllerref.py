@@ -2,7 +2,15 @@ from typing import Any
 
 import pytest
 
-from kubeloop.runtime.controllerref import Claim, ControllerRefManager, OwnerGoneError, claim_decision
+from kubeloop.client import PODS, REPLICA_SETS
+from kubeloop.client import NotFound as ClientNotFound
+from kubeloop.runtime.controllerref import (
+    Claim,
+    ControllerRefManager,
+    OwnerGoneError,
+    claim_decision,
+    controller_ref_manager,
+)
 
 Obj = dict[str, Any]
 OWNER = {"metadata": {"name": "rs", "namespace": "ns", "uid": "owner-uid"}}
@@ -90,3 +98,43 @@ async def test_adoption_refused_when_the_live_owner_changed() -> None:
     manager = ControllerRefManager(OWNER, "apps/v1", "ReplicaSet", lambda o: True, patch, get_owner)
     with pytest.raises(OwnerGoneError, match="got uid new-uid, wanted owner-uid"):
         await manager.claim([pod("orphan")])
+
+
+class RecordingClient:
+    """The two calls a client-bound manager makes, recorded with their arguments."""
+
+    def __init__(self, owner: Obj | None) -> None:
+        self.owner = owner
+        self.calls: list[tuple[Any, ...]] = []
+
+    async def get(self, resource: Any, name: str, *, namespace: str | None = None) -> Obj:
+        self.calls.append(("get", resource.plural, name, namespace))
+        if self.owner is None:
+            raise ClientNotFound(code=404, reason="NotFound", message=f"{name} not found")
+        return self.owner
+
+    async def patch(self, resource: Any, name: str, body: Obj, *, patch_type: str, namespace: str | None) -> Obj:
+        self.calls.append(("patch", resource.plural, name, patch_type, namespace, body))
+        return {"metadata": {"name": name, "patched": True}}
+
+
+async def test_a_client_bound_manager_patches_dependents_and_reads_the_owner_live() -> None:
+    client = RecordingClient(OWNER)
+    manager = controller_ref_manager(client, OWNER, REPLICA_SETS, PODS, lambda obj: True)  # type: ignore[arg-type]
+    claimed = await manager.claim([pod("orphan"), pod("mine", owner_uid="owner-uid")])
+    assert claimed == [{"metadata": {"name": "orphan", "patched": True}}, pod("mine", owner_uid="owner-uid")]
+    ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "owner-uid",
+           "controller": True, "blockOwnerDeletion": True}
+    assert client.calls == [
+        ("get", "replicasets", "rs", "ns"),
+        ("patch", "pods", "orphan", "strategic", "ns",
+         {"metadata": {"ownerReferences": [ref], "uid": "uid-orphan"}}),
+    ]
+
+
+async def test_a_client_bound_manager_refuses_adoption_once_the_owner_is_gone() -> None:
+    client = RecordingClient(None)
+    manager = controller_ref_manager(client, OWNER, REPLICA_SETS, PODS, lambda obj: True)  # type: ignore[arg-type]
+    with pytest.raises(OwnerGoneError, match="original ns/rs is gone"):
+        await manager.claim([pod("orphan")])
+    assert [call[0] for call in client.calls] == ["get"]

@@ -62,7 +62,7 @@ from kubeloop.controllers.deployment.status import (
 from kubeloop.controllers.deployment.strategy import UnsupportedStrategyError
 from kubeloop.controllers.deployment.templates import find_new_replica_set, find_old_replica_sets
 from kubeloop.runtime.controller import Result
-from kubeloop.runtime.controllerref import ControllerRefManager
+from kubeloop.runtime.controllerref import controller_ref_manager
 from kubeloop.runtime.events import EventRecorder
 from kubeloop.runtime.informers import SharedIndexInformer
 
@@ -165,27 +165,9 @@ class DeploymentSync:
     # -- ReplicaSets ----------------------------------------------------------------------
     async def claim_replica_sets(self, deployment: Obj, selector: Selector) -> list[Obj]:
         """Every ReplicaSet of the namespace this Deployment controls after adopting and releasing."""
-        namespace = namespace_of(deployment)
-
-        async def patch(replica_set: Obj, body: Obj) -> Obj:
-            result: Obj = await self.client.patch(REPLICA_SETS, name_of(replica_set), body, patch_type="strategic",
-                                                  namespace=namespace)
-            return result
-
-        async def get_owner() -> Obj | None:
-            try:
-                fresh: Obj = await self.client.get(DEPLOYMENTS, name_of(deployment), namespace=namespace)
-            except Exception as exc:
-                if is_not_found(exc):
-                    return None
-                raise
-            return fresh
-
-        manager = ControllerRefManager(
-            deployment, DEPLOYMENT_API_VERSION, DEPLOYMENT_KIND,
-            lambda rs: selector.matches(labels_of(rs)), patch, get_owner,
-        )
-        claimed: list[Obj] = await manager.claim(self.replica_sets.indexer.by_namespace(namespace))
+        manager = controller_ref_manager(self.client, deployment, DEPLOYMENTS, REPLICA_SETS,
+                                         lambda rs: selector.matches(labels_of(rs)))
+        claimed: list[Obj] = await manager.claim(self.replica_sets.indexer.by_namespace(namespace_of(deployment)))
         return claimed
 
     async def replica_sets_with_synced_revision(

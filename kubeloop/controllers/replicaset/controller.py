@@ -58,7 +58,7 @@ from kubeloop.controllers.replicaset.status import (
 from kubeloop.controllers.replicaset.tally import OwnedPodTally
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 from kubeloop.runtime.controller import Result
-from kubeloop.runtime.controllerref import ControllerRefManager
+from kubeloop.runtime.controllerref import controller_ref_manager
 from kubeloop.runtime.events import NORMAL, WARNING, EventRecorder
 from kubeloop.runtime.expectations import UIDTrackingControllerExpectations
 from kubeloop.runtime.handlers import Request
@@ -387,26 +387,8 @@ class ReplicaSetController:
         return selector
 
     async def _claim_pods(self, replica_set: Obj, selector: Selector, candidates: Sequence[Obj]) -> list[Obj]:
-        namespace = namespace_of(replica_set)
-
-        async def patch(pod: Obj, body: Obj) -> Obj:
-            result: Obj = await self.client.patch(PODS, name_of(pod), body, patch_type="strategic",
-                                                  namespace=namespace)
-            return result
-
-        async def get_owner() -> Obj | None:
-            try:
-                fresh: Obj = await self.client.get(REPLICA_SETS, name_of(replica_set), namespace=namespace)
-            except Exception as exc:
-                if is_not_found(exc):
-                    return None
-                raise
-            return fresh
-
-        manager = ControllerRefManager(
-            replica_set, REPLICA_SET_API_VERSION, REPLICA_SET_KIND,
-            lambda pod: selector.matches(labels_of(pod)), patch, get_owner,
-        )
+        manager = controller_ref_manager(self.client, replica_set, REPLICA_SETS, PODS,
+                                         lambda pod: selector.matches(labels_of(pod)))
         return await manager.claim(candidates)
 
     async def _manage_replicas(self, replica_set: Obj, active: int,
