@@ -21,7 +21,8 @@ import orjson
 
 from kubeloop.api import kruise
 from kubeloop.api.conditions import find_condition, status_conditions
-from kubeloop.api.meta import deep_copy, format_time, is_mapping, labels_of, metadata
+from kubeloop.api.meta import deep_copy, format_time, labels_of, metadata
+from kubeloop.api.nested import section
 from kubeloop.api.pods import node_name
 
 from .options import DEFAULT_BEHAVIOUR, CloneSetBehaviour
@@ -38,8 +39,7 @@ def _finalizers(pod: Mapping[str, Any]) -> list[str]:
 
 
 def _hook_labels(hook: Hook) -> Mapping[str, str]:
-    value = hook.get("labelsHandler")
-    return value if is_mapping(value) else {}
+    return section(hook, "labelsHandler")
 
 
 def _hook_finalizers(hook: Hook) -> list[str]:

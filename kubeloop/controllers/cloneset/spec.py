@@ -13,16 +13,13 @@ from typing import Any
 from kubeloop.api import kruise
 from kubeloop.api.intstr import IntOrString
 from kubeloop.api.meta import is_mapping, labels_of
+from kubeloop.api.nested import section
 
 from .options import CloneSetFeatureGates
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if is_mapping(value) else {}
-
-
 def spec_of(cs: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _mapping(cs.get("spec"))
+    return section(cs, "spec")
 
 
 def replicas_of(cs: Mapping[str, Any]) -> int:
@@ -32,11 +29,11 @@ def replicas_of(cs: Mapping[str, Any]) -> int:
 
 
 def update_strategy_of(cs: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _mapping(spec_of(cs).get("updateStrategy"))
+    return section(cs, "spec", "updateStrategy")
 
 
 def scale_strategy_of(cs: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _mapping(spec_of(cs).get("scaleStrategy"))
+    return section(cs, "spec", "scaleStrategy")
 
 
 def update_strategy_type(cs: Mapping[str, Any]) -> str:
@@ -95,7 +92,7 @@ def progress_deadline_seconds_of(cs: Mapping[str, Any]) -> int | None:
 
 def grace_period_seconds_of(cs: Mapping[str, Any]) -> int:
     """``updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds`` (0 when unset)."""
-    strategy = _mapping(update_strategy_of(cs).get("inPlaceUpdateStrategy"))
+    strategy = section(update_strategy_of(cs), "inPlaceUpdateStrategy")
     value = strategy.get("gracePeriodSeconds")
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -116,7 +113,7 @@ def lifecycle_hook(cs: Mapping[str, Any], name: str) -> Mapping[str, Any] | None
 
 
 def template_of(cs: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _mapping(spec_of(cs).get("template"))
+    return section(cs, "spec", "template")
 
 
 def volume_claim_templates_of(cs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -125,9 +122,7 @@ def volume_claim_templates_of(cs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def selector_match_labels(cs: Mapping[str, Any]) -> Mapping[str, str]:
-    selector = _mapping(spec_of(cs).get("selector"))
-    labels = selector.get("matchLabels")
-    return labels if is_mapping(labels) else {}
+    return section(cs, "spec", "selector", "matchLabels")
 
 
 def priority_strategy_of(cs: Mapping[str, Any]) -> Mapping[str, Any] | None:

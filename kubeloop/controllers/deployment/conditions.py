@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from kubeloop.api.meta import format_time
-from kubeloop.controllers.deployment.objects import Obj, section
+from kubeloop.api.nested import section
+from kubeloop.controllers.deployment.objects import Obj
 
 PROGRESSING = "Progressing"
 AVAILABLE = "Available"

@@ -25,6 +25,7 @@ from kubeloop.api.meta import (
     new_controller_ref,
     uid_of,
 )
+from kubeloop.api.nested import section
 from kubeloop.controllers.deployment import conditions as cond
 from kubeloop.controllers.deployment import events
 from kubeloop.controllers.deployment.annotations import REVISION, max_revision, with_new_replica_set_annotations
@@ -34,7 +35,6 @@ from kubeloop.controllers.deployment.objects import (
     has_progress_deadline,
     min_ready_seconds,
     pod_template,
-    section,
     spec_replicas,
 )
 from kubeloop.controllers.deployment.strategy import new_replica_set_replicas

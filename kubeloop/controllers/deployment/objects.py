@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from kubeloop.api.meta import metadata, parse_time
+from kubeloop.api.nested import section
 
 Obj = dict[str, Any]
 
@@ -21,14 +22,6 @@ MAX_INT32 = 2**31 - 1
 
 ROLLING_UPDATE = "RollingUpdate"
 RECREATE = "Recreate"
-
-
-def section(obj: Mapping[str, Any] | None, *path: str) -> Mapping[str, Any]:
-    """The mapping at ``obj[path[0]][path[1]]...``, or an empty mapping when any step is missing."""
-    current: Any = obj if obj is not None else {}
-    for key in path:
-        current = current.get(key) if isinstance(current, Mapping) else None
-    return current if isinstance(current, Mapping) else {}
 
 
 def int_field(values: Mapping[str, Any], key: str, default: int = 0) -> int:

@@ -14,12 +14,12 @@ from functools import cmp_to_key
 from typing import Any, TypeVar
 
 from kubeloop.api.meta import name_of
+from kubeloop.api.nested import section
 from kubeloop.controllers.deployment.annotations import RevisionError, revision_of
 from kubeloop.controllers.deployment.objects import (
     creation_time,
     generation_of,
     optional_int_field,
-    section,
     spec_replicas,
     status_int,
 )

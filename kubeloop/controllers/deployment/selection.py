@@ -25,7 +25,8 @@ from kubeloop.api.meta import (
     resource_version_of,
     uid_of,
 )
-from kubeloop.controllers.deployment.objects import RECREATE, section, strategy_type
+from kubeloop.api.nested import section
+from kubeloop.controllers.deployment.objects import RECREATE, strategy_type
 
 D = TypeVar("D", bound=Mapping[str, Any])
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubeloop.api.meta import name_of
+from kubeloop.api.nested import section
 from kubeloop.controllers.deployment import conditions as cond
 from kubeloop.controllers.deployment import replicasets
 from kubeloop.controllers.deployment.objects import (
@@ -28,7 +29,6 @@ from kubeloop.controllers.deployment.objects import (
     is_paused,
     progress_deadline_seconds,
     safe_time,
-    section,
     spec_replicas,
 )
 from kubeloop.controllers.deployment.strategy import max_unavailable

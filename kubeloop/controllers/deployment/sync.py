@@ -22,6 +22,7 @@ from typing import Any
 from kubeloop.api.errorstatus import is_namespace_terminating
 from kubeloop.api.labels import Selector
 from kubeloop.api.meta import deep_copy, is_being_deleted, labels_of, name_of, namespace_of, uid_of
+from kubeloop.api.nested import section
 from kubeloop.client import DEPLOYMENTS, REPLICA_SETS, ApiClient, is_already_exists, is_not_found
 from kubeloop.controllers.deployment import events
 from kubeloop.controllers.deployment.annotations import rollback_revision_requested
@@ -40,7 +41,6 @@ from kubeloop.controllers.deployment.objects import (
     Obj,
     generation_of,
     is_paused,
-    section,
     status_int,
     strategy_type,
 )

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubeloop.api.meta import is_being_deleted, labels_of, name_of, namespace_of, uid_of
+from kubeloop.api.nested import section
 from kubeloop.api.pods import POD_FAILED, POD_SUCCEEDED, pod_phase
 
 Obj = dict[str, Any]
@@ -19,16 +20,12 @@ HEADLESS_LABEL = "service.kubernetes.io/headless"
 TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time"
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
 def spec_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _mapping(obj.get("spec"))
+    return section(obj, "spec")
 
 
 def service_selector(service: Mapping[str, Any]) -> Mapping[str, str] | None:
@@ -68,8 +65,8 @@ def should_be_in_endpoints(pod: Mapping[str, Any], include_terminating: bool) ->
 
 
 def pod_ips(pod: Mapping[str, Any]) -> list[str]:
-    status = _mapping(pod.get("status"))
-    ips = [str(_mapping(entry).get("ip") or "") for entry in _list(status.get("podIPs"))]
+    status = section(pod, "status")
+    ips = [str(section(entry).get("ip") or "") for entry in _list(status.get("podIPs"))]
     ips = [ip for ip in ips if ip]
     if not ips and status.get("podIP"):
         ips = [str(status["podIP"])]
@@ -118,10 +115,10 @@ def find_port(pod: Mapping[str, Any], service_port: Mapping[str, Any]) -> int | 
         protocol = service_port.get("protocol") or "TCP"
         spec = spec_of(pod)
         containers = _list(spec.get("containers")) + [
-            c for c in _list(spec.get("initContainers")) if _mapping(c).get("restartPolicy") == "Always"]
+            c for c in _list(spec.get("initContainers")) if section(c).get("restartPolicy") == "Always"]
         for container in containers:
-            for port in _list(_mapping(container).get("ports")):
-                port = _mapping(port)
+            for port in _list(section(container).get("ports")):
+                port = section(port)
                 if port.get("name") == target and (port.get("protocol") or "TCP") == protocol:
                     number = port.get("containerPort")
                     if isinstance(number, int):

@@ -36,6 +36,7 @@ from kubeloop.api.meta import (
     resource_version_of,
     uid_of,
 )
+from kubeloop.api.nested import section
 from kubeloop.api.pods import node_name
 from kubeloop.client import PODS, REPLICA_SETS, ApiClient, is_conflict, is_not_found
 from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to_manage, slow_start_batch
@@ -101,18 +102,13 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    spec = obj.get("spec")
-    return spec if isinstance(spec, Mapping) else {}
-
-
 def desired_replicas(replica_set: Mapping[str, Any]) -> int:
-    return _int(_spec(replica_set).get("replicas"), 1)
+    return _int(section(replica_set, "spec").get("replicas"), 1)
 
 
 def replica_set_selector(replica_set: Mapping[str, Any]) -> Selector:
     """The ReplicaSet's selector; raises :class:`InvalidObjectError` when it is malformed."""
-    raw = _spec(replica_set).get("selector")
+    raw = section(replica_set, "spec").get("selector")
     try:
         return selector_from_label_selector(raw if isinstance(raw, Mapping) else None)
     except SelectorError as exc:
@@ -262,7 +258,7 @@ class ReplicaSetController:
             owner = self.resolve_controller(namespace_of(current), current_ref)
             if owner is not None:
                 self._enqueue(owner)
-                min_ready = _int(_spec(owner).get("minReadySeconds"), 0)
+                min_ready = _int(section(owner, "spec").get("minReadySeconds"), 0)
                 recheck = became_ready_recheck_after(old, current, min_ready)
                 if recheck is not None:
                     self._enqueue(owner, recheck.total_seconds())
@@ -353,7 +349,7 @@ class ReplicaSetController:
 
         def counts(current: Obj, now: datetime) -> ReplicaCounts:
             extra = self._count(current, claimed_now_facts, orphan_terminating, now)
-            return tally.counts(_int(_spec(current).get("minReadySeconds"), 0), now, (extra,))
+            return tally.counts(_int(section(current, "spec").get("minReadySeconds"), 0), now, (extra,))
 
         manage_error: BaseException | None = None
         if needs_sync and not is_being_deleted(replica_set):
@@ -377,7 +373,7 @@ class ReplicaSetController:
     def _selector(self, replica_set: Mapping[str, Any]) -> Selector:
         """:func:`replica_set_selector`, parsed once per ReplicaSet and selector value: the one
         object per selector also lets :class:`PodFactsCache` remember matches by identity."""
-        raw = _spec(replica_set).get("selector")
+        raw = section(replica_set, "spec").get("selector")
         uid = uid_of(replica_set)
         cached = self._selectors.get(uid)
         if cached is not None and cached[0] == raw:
@@ -489,7 +485,7 @@ class ReplicaSetController:
     def _count(replica_set: Mapping[str, Any], active_pods: Sequence[PodFacts], terminating: int,
                now: datetime) -> ReplicaCounts:
         """The status counts of the claimed active pods, in one pass over their facts."""
-        min_ready = _int(_spec(replica_set).get("minReadySeconds"), 0)
+        min_ready = _int(section(replica_set, "spec").get("minReadySeconds"), 0)
         labels = template_labels(replica_set)
         fully_labeled = ready = available = 0
         for pod_facts_ in active_pods:

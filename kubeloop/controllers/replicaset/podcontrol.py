@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.api.meta import deep_copy, name_of, namespace_of, new_controller_ref
+from kubeloop.api.nested import section
 
 Obj = dict[str, Any]
 
@@ -27,10 +28,6 @@ class PodTemplateError(ValueError):
     """The pod template cannot produce a pod (it has no labels)."""
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def generate_name_prefix(controller_name: str) -> str:
     """``<name>-``, shortened if needed so the server's random suffix still fits."""
     prefix = f"{controller_name}-"
@@ -42,9 +39,9 @@ def pod_from_template(replica_set: Mapping[str, Any]) -> Obj:
 
     Raises :class:`PodTemplateError` when the template has no labels.
     """
-    template = _mapping(_mapping(replica_set.get("spec")).get("template"))
-    template_meta = _mapping(template.get("metadata"))
-    labels = _mapping(template_meta.get("labels"))
+    template = section(replica_set, "spec", "template")
+    template_meta = section(template, "metadata")
+    labels = section(template_meta, "labels")
     if not labels:
         raise PodTemplateError("unable to create pods, no labels")
     meta: Obj = {
@@ -53,7 +50,7 @@ def pod_from_template(replica_set: Mapping[str, Any]) -> Obj:
         "labels": dict(labels),
         "ownerReferences": [new_controller_ref(replica_set, REPLICA_SET_API_VERSION, REPLICA_SET_KIND)],
     }
-    annotations = _mapping(template_meta.get("annotations"))
+    annotations = section(template_meta, "annotations")
     if annotations:
         meta["annotations"] = dict(annotations)
     finalizers = template_meta.get("finalizers")

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kubeloop.api.meta import format_time, labels_of, metadata
+from kubeloop.api.nested import section
 from kubeloop.api.pods import is_pod_available, is_pod_ready
 
 Obj = dict[str, Any]
@@ -25,11 +26,6 @@ FAILED_CREATE = "FailedCreate"
 FAILED_DELETE = "FailedDelete"
 
 _COUNTERS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
-
-
-def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = obj.get(key)
-    return value if isinstance(value, Mapping) else {}
 
 
 def _int(values: Mapping[str, Any], key: str, default: int = 0) -> int:
@@ -43,9 +39,7 @@ def _conditions(status: Mapping[str, Any]) -> list[Obj]:
 
 
 def template_labels(replica_set: Mapping[str, Any]) -> Mapping[str, Any]:
-    template = _section(_section(replica_set, "spec"), "template")
-    labels = _section(template, "metadata").get("labels")
-    return labels if isinstance(labels, Mapping) else {}
+    return section(replica_set, "spec", "template", "metadata", "labels")
 
 
 def is_fully_labeled(pod: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
@@ -71,7 +65,7 @@ def count_replicas(
     terminating_pods: Sequence[Mapping[str, Any]] | None = None,
 ) -> ReplicaCounts:
     """Count ``active_pods`` (claimed, active) as the status reports them."""
-    min_ready = _int(_section(replica_set, "spec"), "minReadySeconds")
+    min_ready = _int(section(replica_set, "spec"), "minReadySeconds")
     labels = template_labels(replica_set)
     ready = [pod for pod in active_pods if is_pod_ready(pod)]
     return ReplicaCounts(
@@ -104,8 +98,8 @@ def status_from_counts(
     replica_set: Mapping[str, Any], counts: ReplicaCounts, manage_error: str | None, now: datetime
 ) -> Obj:
     """The new status for ``replica_set`` given its pods' counts (see :func:`calculate_status`)."""
-    status: Obj = dict(_section(replica_set, "status"))
-    spec = _section(replica_set, "spec")
+    status: Obj = dict(section(replica_set, "status"))
+    spec = section(replica_set, "spec")
     conditions = _conditions(status)
     failure = next((c for c in conditions if c.get("type") == REPLICA_FAILURE), None)
     if manage_error is not None and failure is None:
@@ -136,7 +130,7 @@ def status_from_counts(
 
 def status_needs_update(replica_set: Mapping[str, Any], new_status: Mapping[str, Any]) -> bool:
     """Whether ``new_status`` must be written: a counter or condition changed, or the generation is unobserved."""
-    current = _section(replica_set, "status")
+    current = section(replica_set, "status")
     if any(_int(current, counter) != _int(new_status, counter) for counter in _COUNTERS):
         return True
     if current.get("terminatingReplicas") != new_status.get("terminatingReplicas"):
@@ -158,7 +152,7 @@ def availability_recheck_after(replica_set: Mapping[str, Any], manage_failed: bo
     (``minReadySeconds`` pending), recheck after ``minReadySeconds``; upstream keeps this as a
     guard against clock skew next to the requeue on each pod turning ready.
     """
-    spec, status = _section(replica_set, "spec"), _section(replica_set, "status")
+    spec, status = section(replica_set, "spec"), section(replica_set, "status")
     min_ready = _int(spec, "minReadySeconds")
     desired = _int(spec, "replicas", 1)
     if manage_failed or min_ready <= 0:
