@@ -31,6 +31,7 @@ from typing import Any
 
 from kubeloop.api.status import FieldError
 from kubeloop.server.admission.apps import validate_scale
+from kubeloop.server.admission.deletioncost import allowed_by_stored_costs
 from kubeloop.server.admission.kinds import BUILTIN_RULES, KindRules, rules_for
 from kubeloop.server.admission.metadata import (
     dedupe,
@@ -116,7 +117,7 @@ def validate_update(
     else:
         errs.extend(validate_object_meta(new, namespaced, name_is_dns_subdomain, builtin=False))
         errs.extend(validate_object_meta_update(new, old, builtin=False))
-    return dedupe(errs)
+    return dedupe(allowed_by_stored_costs(errs, old))
 
 
 def validate_status_update(
@@ -131,4 +132,4 @@ def validate_status_update(
         errs.extend(rules.status_update(new, old))
     else:
         errs.extend(validate_object_meta_update(new, old, builtin=False))
-    return dedupe(errs)
+    return dedupe(allowed_by_stored_costs(errs, old))

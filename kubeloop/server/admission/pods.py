@@ -6,10 +6,9 @@ After creation a pod's spec is frozen except for container images, a shrinking
 listing the fields that may change, followed by a diff of the spec.
 
 Of ``ValidatePodSpecificAnnotations`` (pkg/apis/core/validation/validation.go) the
-``controller.kubernetes.io/pod-deletion-cost`` rule is here: an invalid value is refused on
-create, and on update unless the stored pod already had one (upstream's
-``AllowInvalidPodDeletionCost`` option, pkg/api/pod/util.go). Updates report it twice, as
-upstream's ``ValidatePodUpdate`` does (once per rule set; the message shows it once).
+``controller.kubernetes.io/pod-deletion-cost`` rule is applied (:mod:`.deletioncost`); updates
+report it twice, as upstream's ``ValidatePodUpdate`` does (its own pass and
+``ValidatePodSpecificAnnotationUpdates``; the message shows it once).
 """
 
 from __future__ import annotations
@@ -19,19 +18,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.api import names
-from kubeloop.api.deletioncost import (
-    INVALID_DELETION_COST_MESSAGE,
-    POD_DELETION_COST_ANNOTATION,
-    has_invalid_deletion_cost,
-)
 from kubeloop.api.status import forbidden, invalid, required
 from kubeloop.server.admission.containers import default_requests_from_limits, image_whitespace_errors
+from kubeloop.server.admission.deletioncost import deletion_cost_errors
 from kubeloop.server.admission.fields import (
     Errors,
     child,
     index,
     int_at,
-    key,
     mapping_at,
     objects_at,
     semantically_equal,
@@ -84,24 +78,16 @@ def _default_host_ports(container: dict[str, Any]) -> None:
             port["hostPort"] = port["containerPort"]
 
 
-def _deletion_cost_errors(pod: Mapping[str, Any], allow_invalid: bool) -> Errors:
-    """The deletion-cost rule of ``ValidatePodSpecificAnnotations``."""
-    annotations = mapping_at(mapping_at(pod, "metadata", "", []), "annotations", "metadata", [])
-    if allow_invalid or not has_invalid_deletion_cost(annotations):
-        return []
-    return [invalid(key("metadata.annotations", POD_DELETION_COST_ANNOTATION),
-                    annotations.get(POD_DELETION_COST_ANNOTATION), INVALID_DELETION_COST_MESSAGE)]
+def _deletion_cost_errors(pod: Mapping[str, Any]) -> Errors:
+    """The deletion-cost rule of ``ValidatePodSpecificAnnotations`` for the pod's own metadata."""
+    return deletion_cost_errors(mapping_at(mapping_at(pod, "metadata", "", []), "annotations", "metadata", []),
+                                "metadata")
 
 
-def _old_cost_invalid(old: Mapping[str, Any]) -> bool:
-    """``AllowInvalidPodDeletionCost`` on update: the stored pod's value was invalid already."""
-    return has_invalid_deletion_cost(mapping_at(mapping_at(old, "metadata", "", []), "annotations", "metadata", []))
-
-
-def _metadata_and_spec(pod: Mapping[str, Any], allow_invalid_cost: bool = False) -> Errors:
+def _metadata_and_spec(pod: Mapping[str, Any]) -> Errors:
     """``validatePodMetadataAndSpec``: shared by create and update."""
     errs = validate_object_meta(pod, True, name_is_dns_subdomain)
-    errs.extend(_deletion_cost_errors(pod, allow_invalid_cost))
+    errs.extend(_deletion_cost_errors(pod))
     spec = mapping_at(pod, "spec", "", errs)
     errs.extend(validate_pod_spec(spec, "spec", is_pod=True))
     if not str_at(spec, "serviceAccountName", "spec", []):
@@ -147,9 +133,8 @@ def _container_update_errors(new: list[Any], old: list[Any], path: str, errs: Er
 def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
     """``ValidatePodUpdate``: metadata, the new spec on its own, then what may change."""
     errs = validate_object_meta_update(new, old)
-    allow_invalid_cost = _old_cost_invalid(old)
-    errs.extend(_metadata_and_spec(new, allow_invalid_cost))
-    errs.extend(_deletion_cost_errors(new, allow_invalid_cost))  # ValidatePodSpecificAnnotationUpdates
+    errs.extend(_metadata_and_spec(new))
+    errs.extend(_deletion_cost_errors(new))  # ValidatePodSpecificAnnotationUpdates
     new_spec = mapping_at(new, "spec", "", [])
     old_spec = mapping_at(old, "spec", "", [])
     for list_name in ("containers", "initContainers"):
@@ -240,7 +225,7 @@ def validate_pod_status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -
     Upstream reports condition errors under ``metadata.conditions[i].Type``; so does this.
     """
     errs = validate_object_meta_update(new, old)
-    errs.extend(_deletion_cost_errors(new, _old_cost_invalid(old)))  # ValidatePodSpecificAnnotationUpdates
+    errs.extend(_deletion_cost_errors(new))  # ValidatePodSpecificAnnotationUpdates
     status = mapping_at(new, "status", "", errs)
     for item_path, condition in objects_at(status, "conditions", "status", errs):
         condition_type = str_at(condition, "type", item_path, errs)

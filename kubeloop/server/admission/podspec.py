@@ -19,6 +19,7 @@ from kubeloop.server.admission.containers import (
     validate_containers,
     validate_init_containers,
 )
+from kubeloop.server.admission.deletioncost import deletion_cost_errors
 from kubeloop.server.admission.fields import (
     Errors,
     GoLiteral,
@@ -351,12 +352,15 @@ def validate_pod_spec(spec: Mapping[str, Any], path: str, *, is_pod: bool = Fals
 
 
 def validate_pod_template_spec(template: Mapping[str, Any], path: str) -> Errors:
-    """``ValidatePodTemplateSpec``: template labels and annotations, then the pod spec."""
+    """``ValidatePodTemplateSpec``: template labels and annotations (with the deletion-cost
+    rule of ``ValidatePodSpecificAnnotations``), then the pod spec."""
     errs: Errors = []
     meta = mapping_at(template, "metadata", path, errs)
     meta_path = child(path, "metadata")
     errs.extend(validate_labels(str_map_at(meta, "labels", meta_path, errs), child(meta_path, "labels")))
-    errs.extend(validate_annotations(str_map_at(meta, "annotations", meta_path, errs), child(meta_path, "annotations")))
+    annotations = str_map_at(meta, "annotations", meta_path, errs)
+    errs.extend(validate_annotations(annotations, child(meta_path, "annotations")))
+    errs.extend(deletion_cost_errors(annotations, meta_path))
     spec = mapping_at(template, "spec", path, errs)
     spec_path = child(path, "spec")
     errs.extend(validate_pod_spec(spec, spec_path))
