@@ -40,6 +40,7 @@ from kubeloop.server.anonymous import (
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
 from kubeloop.server.codec.encoding import encode_json
+from kubeloop.server.compression import compress_response
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
@@ -137,7 +138,8 @@ async def _handle(request: web.Request) -> web.StreamResponse:
         openapi_http.refresh(service, request.app[_STATE_KEY])
         return openapi_http.openapi_response(service, path, request.headers.get("Accept"),
                                              request.headers.get("If-None-Match"), request.query.get("hash"))
-    return await dispatch(request.app[_STATE_KEY], request)
+    # Only API answers are compressed (upstream's SerializeObject); see kubeloop.server.compression.
+    return compress_response(request, await dispatch(request.app[_STATE_KEY], request))
 
 
 def build_registry(storage: Storage) -> Registry:
