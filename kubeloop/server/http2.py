@@ -72,6 +72,8 @@ MAX_CONCURRENT_STREAMS = 100
 STREAM_WINDOW = 256 * 1024
 """Upstream's ``resourceBody99Percentile``: initial stream window and largest frame accepted."""
 CONNECTION_WINDOW = STREAM_WINDOW * MAX_CONCURRENT_STREAMS
+IDLE_TIMEOUT = 90.0
+"""Seconds a connection with no open stream is kept (upstream's http2.Server ``IdleTimeout``)."""
 _BODY_LIMIT = 2**16  # aiohttp's own StreamReader limit for request payloads
 # Connection-specific fields HTTP/2 forbids (RFC 9113 section 8.2.2); aiohttp adds some for HTTP/1.1.
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
@@ -165,6 +167,8 @@ class Http2Connection(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._writable: asyncio.Future[None] | None = None
         self._closing = False
+        self._idle: asyncio.TimerHandle | None = None
+        self._idle_since = 0.0
         # What aiohttp's BaseRequest reads of its protocol.
         self.transport: asyncio.Transport | None = None
         self.ssl_context: Any = None
@@ -191,6 +195,25 @@ class Http2Connection(asyncio.Protocol):
         h2.initiate_connection()
         h2.increment_flow_control_window(CONNECTION_WINDOW - h2.inbound_flow_control_window)
         self._flush()
+        self._arm_idle()
+
+    def _arm_idle(self) -> None:
+        """Note that the connection fell idle; one timer at a time checks it (not one per request)."""
+        self._idle_since = self._loop.time()
+        if self._idle is None:
+            self._idle = self._loop.call_at(self._idle_since + IDLE_TIMEOUT, self._idle_expired)
+
+    def _idle_expired(self) -> None:
+        self._idle = None
+        if self._streams or self._transport is None:
+            return  # re-armed when its last stream ends
+        if (due := self._idle_since + IDLE_TIMEOUT) > self._loop.time():
+            self._idle = self._loop.call_at(due, self._idle_expired)
+            return
+        # GOAWAY, then close, as Go's server does for a connection idle past IdleTimeout.
+        self._h2.close_connection()
+        self._flush()
+        self._transport.close()
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -224,6 +247,9 @@ class Http2Connection(asyncio.Protocol):
         self._flush()
 
     def connection_lost(self, exc: BaseException | None) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
         self._drop(ConnectionResetError("Connection lost"))
         self._owner.connections.discard(self)
         self._transport = self.transport = None
@@ -278,6 +304,8 @@ class Http2Connection(asyncio.Protocol):
         stream = self._streams.pop(stream_id, None)
         if stream is not None:
             self._end(stream, ConnectionResetError("HTTP/2 stream reset by the client"))
+            if not self._streams:
+                self._arm_idle()
 
     def _end(self, stream: _Stream, error: Exception) -> None:
         stream.closed = True
@@ -339,8 +367,11 @@ class Http2Connection(asyncio.Protocol):
                 if h2_stream is not None and not h2_stream.closed:
                     self._h2.reset_stream(stream.id, ErrorCodes.NO_ERROR)
                 self._flush()
-        if self._closing and not self._streams and self._transport is not None:
-            self._transport.close()
+        if not self._streams and self._transport is not None:
+            if self._closing:
+                self._transport.close()
+            else:
+                self._arm_idle()
 
     # --- outgoing ------------------------------------------------------------------------------
 

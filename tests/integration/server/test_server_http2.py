@@ -27,10 +27,11 @@ import pytest
 from h2.config import H2Configuration
 from h2.connection import H2Connection
 from h2.errors import ErrorCodes
-from h2.events import DataReceived, ResponseReceived, StreamEnded, StreamReset
+from h2.events import ConnectionTerminated, DataReceived, ResponseReceived, StreamEnded, StreamReset
 from h2.settings import SettingCodes, Settings
 from server_harness import ServerThread
 
+from kubeloop.server import http2
 from kubeloop.server.app import ServerConfig
 from kubeloop.server.http2 import Http2Server
 
@@ -245,6 +246,21 @@ def test_a_reset_watch_stream_ends_its_watcher(server: ServerThread) -> None:
         client.send(3, "/version")
         assert client.until(3, ended=True) == b"200"
         assert orjson.loads(client.bodies[3])["major"] == "1"
+
+
+def test_idle_connections_get_goaway(server: ServerThread, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http2, "IDLE_TIMEOUT", 0.2)
+    with _bare(server) as tls:
+        client = _BareClient(server, tls)
+        client.send(1, "/version")
+        assert client.until(1, ended=True) == b"200"
+        terminated = []
+        while not terminated:
+            data = tls.recv(65536)
+            assert data, "closed without GOAWAY"
+            terminated = [e for e in client.h2.receive_data(data) if isinstance(e, ConnectionTerminated)]
+        assert terminated[0].error_code == ErrorCodes.NO_ERROR
+        assert terminated[0].last_stream_id == 1
 
 
 def _kubectl(binary: str, server: ServerThread, tmp_path: Path, *args: str) -> str:
