@@ -118,6 +118,7 @@ def _run_hypercorn(data_dir: str, conn: multiprocessing.connection.Connection) -
         config.bind = ["127.0.0.1:0"]
         config.alpn_protocols = ALPN_PROTOCOLS
         config.accesslog = None
+        config.keep_alive_max_requests = 10**9  # its default GOAWAYs after 1,000 requests
         stop = asyncio.Event()
         config_port: list[int] = []
         # hypercorn binds itself; pick a free port first.
@@ -222,7 +223,11 @@ def main() -> None:
             for label, server, path, http2, reuse in ordered:
                 _, conn, endpoint = servers[server]
                 count = args.requests if reuse else max(args.requests // 5, 100)
-                figures.setdefault(label, []).append(_row(conn, endpoint, path, count, http2=http2, reuse=reuse))
+                try:
+                    figures.setdefault(label, []).append(_row(conn, endpoint, path, count, http2=http2, reuse=reuse))
+                except httpx.TransportError as error:
+                    print(f"{label}: {error!r}", file=sys.stderr)
+                    raise
         for process, conn, _ in servers.values():
             conn.send("stop")
             process.join(10)
