@@ -253,9 +253,9 @@ class Http2Connection(asyncio.Protocol):
         self._drop(ConnectionResetError("Connection lost"))
         self._owner.connections.discard(self)
         self._transport = self.transport = None
-        writable, self._writable = self._writable, None
-        if writable is not None and not writable.done():
-            writable.set_exception(ConnectionResetError("Connection lost"))
+        # Release writers waiting for the transport: their streams are closed, so their next
+        # step raises ConnectionResetError.
+        self.resume_writing()
 
     def pause_writing(self) -> None:
         if self._writable is None:
