@@ -21,9 +21,10 @@ default). aiohttp speaks HTTP/1.1 only, so:
 
 Settings are upstream's: at most 100 concurrent streams per connection, a 256 KiB initial
 stream window and maximum frame size (``resourceBody99Percentile``), and a connection window
-of 100 such streams (``MaxUploadBufferPerConnection``). Request bodies are acknowledged (their
-window given back) as the handler reads them, so a client cannot buffer more than aiohttp's
-read limit ahead of a handler.
+of 100 such streams (``MaxUploadBufferPerConnection``), and connections idle for 90 s are
+closed with GOAWAY (``IdleTimeout``). Request body data is acknowledged (its window given back)
+as it arrives until the request's reader holds twice aiohttp's read limit, and then only as the
+handler reads it, so a client cannot run far ahead of a handler.
 
 A request's version reads ``HTTP/2.0``. A handler that is still streaming when its stream is
 reset or the connection drops is cancelled (a watch must not outlive its client); one that has
@@ -365,7 +366,8 @@ class Http2Connection(asyncio.Protocol):
                 # before answering): end the stream.
                 h2_stream = self._h2.streams.get(stream.id)
                 if h2_stream is not None and not h2_stream.closed:
-                    self._h2.reset_stream(stream.id, ErrorCodes.NO_ERROR)
+                    code = ErrorCodes.NO_ERROR if stream.headers_sent else ErrorCodes.INTERNAL_ERROR
+                    self._h2.reset_stream(stream.id, code)
                 self._flush()
         if not self._streams and self._transport is not None:
             if self._closing:
