@@ -40,9 +40,11 @@ from kubeloop.server.anonymous import (
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
 from kubeloop.server.codec.encoding import encode_json
+from kubeloop.server.compression import compress_response
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
+from kubeloop.server.http2 import ALPN_PROTOCOLS, AlpnSwitch, Http2Server
 from kubeloop.server.kinds import upstream
 from kubeloop.server.mandatory import mandatory_objects
 from kubeloop.server.metrics import metrics_response, stored_object_counts
@@ -137,7 +139,8 @@ async def _handle(request: web.Request) -> web.StreamResponse:
         openapi_http.refresh(service, request.app[_STATE_KEY])
         return openapi_http.openapi_response(service, path, request.headers.get("Accept"),
                                              request.headers.get("If-None-Match"), request.query.get("hash"))
-    return await dispatch(request.app[_STATE_KEY], request)
+    # Only API answers are compressed (upstream's SerializeObject); see kubeloop.server.compression.
+    return compress_response(request, await dispatch(request.app[_STATE_KEY], request))
 
 
 def build_registry(storage: Storage) -> Registry:
@@ -208,6 +211,8 @@ class KubeServer:
         self._runner: web.AppRunner | None = None
         self._listener: asyncio.Server | None = None
         self._protocols: set[RequestHandler] = set()
+        self.http2: Http2Server | None = None
+        """The HTTP/2 connections (and how many requests they answered) while serving."""
         self.port = config.port
         self.namespace_finalizer: NamespaceFinalizer | None = None
 
@@ -245,16 +250,23 @@ class KubeServer:
             bootstrap(state)
             tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             tls.load_cert_chain(credentials.server_cert, credentials.server_key)
+            tls.set_alpn_protocols(ALPN_PROTOCOLS)
             app = build_app(state, credentials.token, config.ready_check)
             runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
             await runner.setup()
             handler_factory = runner.server
             assert handler_factory is not None
 
-            def protocol_factory() -> asyncio.BaseProtocol:
+            def http1() -> asyncio.Protocol:
                 protocol = handler_factory()
                 self._track(protocol)
                 return protocol
+
+            http2 = Http2Server(handler_factory)
+
+            def protocol_factory() -> asyncio.BaseProtocol:
+                # HTTP/1.1 or HTTP/2, as the client's ALPN offer and ours agree (kubeloop.server.http2).
+                return AlpnSwitch(http1, http2.protocol)
 
             listener = await asyncio.get_running_loop().create_server(
                 protocol_factory, config.host, config.port, ssl=tls, reuse_address=True, ssl_shutdown_timeout=2.0)
@@ -266,6 +278,7 @@ class KubeServer:
             storage.close()
             raise
         self.state, self.credentials, self._runner, self._listener = state, credentials, runner, listener
+        self.http2 = http2
         # After the listener: a terminating namespace resumed now is emptied while clients are served.
         self.namespace_finalizer = NamespaceFinalizer(state)
         self.namespace_finalizer.start()
@@ -287,6 +300,9 @@ class KubeServer:
             await runner.cleanup()
         for transport in transports:
             transport.abort()
+        http2, self.http2 = self.http2, None
+        if http2 is not None:
+            http2.close()
         self._protocols.clear()
         if self.state is not None:
             self.state.storage.close()

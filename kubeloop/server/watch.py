@@ -161,7 +161,8 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
                 f"too old resource version: {from_rv} ({error.oldest})").status())
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
                                                        "Cache-Control": "no-cache, private"})
-    response.enable_chunked_encoding()
+    # No explicit chunking: aiohttp chunks an HTTP/1.1 answer of unknown length by itself, and
+    # HTTP/2 (kubeloop.server.http2) frames the body and forbids Transfer-Encoding.
     stream = _Stream(state, response, converter, state.metrics.watch_series(info.group, info.version, info.kind))
     if watcher is not None:
         state.watchers.add(watcher)

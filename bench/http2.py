@@ -1,0 +1,243 @@
+"""Server CPU per request over HTTP/1.1 and HTTP/2, side by side (not a test).
+
+Run: ``PYTHONPATH=. .venv/bin/python bench/http2.py [--requests 3000] [--rounds 2]``
+
+Each server runs in a child process (so it has a core of this 2-core machine to itself) and
+reports its own CPU time; the clients (httpx, 8 requests in flight) run in this process. The
+figure is server CPU seconds per request, the one to compare on a shared machine. Rows:
+
+- ``kubeloop`` -- the embedded API server answering ``GET`` of one ConfigMap (a real API
+  request: authentication, routing, storage, encoding): over HTTP/1.1 with keep-alive, over
+  HTTP/1.1 with a new TLS connection per request (what a Go client under load falls back to
+  when its idle pool is short), and over HTTP/2 (one connection, every request a stream).
+  Run it with ``PYTHONPATH`` at each checkout to compare two versions of the server over
+  HTTP/1.1.
+- ``front`` -- the protocol layers alone, answering a fixed 1 KB JSON body: aiohttp over
+  HTTP/1.1 (what the server used alone), the same aiohttp application behind
+  ``kubeloop.server.http2`` over h2, and, when installed (``pip install hypercorn==0.18.0``;
+  not a project dependency), hypercorn serving an ASGI callable over h11 and over h2.
+
+Rounds alternate the variants, so that the machine's drift touches each alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import multiprocessing.connection
+import ssl
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from aiohttp import web
+
+from kubeloop.server.app import KubeServer, ServerConfig
+from kubeloop.server.certs import ensure_credentials
+
+try:
+    from kubeloop.server.http2 import ALPN_PROTOCOLS, AlpnSwitch, Http2Server
+except ImportError:  # a checkout from before HTTP/2: its HTTP/1.1 rows only
+    ALPN_PROTOCOLS = ["http/1.1"]
+    AlpnSwitch = Http2Server = None  # type: ignore[assignment,misc]
+
+BODY = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"' + b"x" * 900 + b'"}}'
+CONCURRENCY = 8
+Endpoint = tuple[str, str, str]  # url, token, CA file
+
+
+def _run_kubeloop(data_dir: str, conn: multiprocessing.connection.Connection) -> None:
+    async def main() -> None:
+        server = KubeServer(ServerConfig(Path(data_dir), port=0, memory=True))
+        await server.start()
+        assert server.credentials is not None
+        conn.send((server.url, server.credentials.token, str(server.credentials.ca_cert)))
+        while await asyncio.get_running_loop().run_in_executor(None, conn.recv) == "cpu":
+            conn.send(time.process_time())
+        await server.stop()
+
+    asyncio.run(main())
+
+
+def _tls(data_dir: str) -> tuple[ssl.SSLContext, str, str, str]:
+    credentials = ensure_credentials(Path(data_dir), "127.0.0.1")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(credentials.server_cert, credentials.server_key)
+    context.set_alpn_protocols(ALPN_PROTOCOLS)
+    return context, str(credentials.server_cert), str(credentials.server_key), str(credentials.ca_cert)
+
+
+def _run_aiohttp_front(data_dir: str, conn: multiprocessing.connection.Connection) -> None:
+    async def main() -> None:
+        context, _, _, ca = _tls(data_dir)
+
+        async def handle(_: web.Request) -> web.Response:
+            return web.Response(body=BODY, content_type="application/json")
+
+        app = web.Application()
+        app.router.add_get("/", handle)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        factory = runner.server
+        assert factory is not None and Http2Server is not None and AlpnSwitch is not None
+        http2 = Http2Server(factory)
+        listener = await asyncio.get_running_loop().create_server(
+            lambda: AlpnSwitch(factory, http2.protocol), "127.0.0.1", 0, ssl=context)
+        port = listener.sockets[0].getsockname()[1]
+        conn.send((f"https://127.0.0.1:{port}", "", ca))
+        while await asyncio.get_running_loop().run_in_executor(None, conn.recv) == "cpu":
+            conn.send(time.process_time())
+        listener.close()
+        http2.close()
+        await runner.cleanup()
+
+    asyncio.run(main())
+
+
+def _run_hypercorn(data_dir: str, conn: multiprocessing.connection.Connection) -> None:
+    from hypercorn.asyncio import serve
+    from hypercorn.config import Config
+
+    async def app(scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(BODY)).encode())]})
+        await send({"type": "http.response.body", "body": BODY})
+
+    async def main() -> None:
+        _, cert, key, ca = _tls(data_dir)
+        config = Config()
+        config.certfile, config.keyfile = cert, key
+        config.bind = ["127.0.0.1:0"]
+        config.alpn_protocols = ALPN_PROTOCOLS
+        config.accesslog = None
+        config.keep_alive_max_requests = 10**9  # its default GOAWAYs after 1,000 requests
+        stop = asyncio.Event()
+        config_port: list[int] = []
+        # hypercorn binds itself; pick a free port first.
+        import socket
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            config_port.append(probe.getsockname()[1])
+        config.bind = [f"127.0.0.1:{config_port[0]}"]
+        task = asyncio.create_task(serve(app, config, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
+        await asyncio.sleep(1.0)
+        conn.send((f"https://127.0.0.1:{config_port[0]}", "", ca))
+        while await asyncio.get_running_loop().run_in_executor(None, conn.recv) == "cpu":
+            conn.send(time.process_time())
+        stop.set()
+        await task
+
+    asyncio.run(main())
+
+
+def _spawn(target: Callable[..., None], data_dir: str) -> tuple[multiprocessing.Process, Any, Endpoint]:
+    parent, child = multiprocessing.Pipe()
+    process = multiprocessing.Process(target=target, args=(data_dir, child), daemon=True)
+    process.start()
+    endpoint: Endpoint = parent.recv()
+    return process, parent, endpoint
+
+
+def _cpu(conn: Any) -> float:
+    conn.send("cpu")
+    value: float = conn.recv()
+    return value
+
+
+async def _measure(endpoint: Endpoint, path: str, requests: int, *, http2: bool, reuse: bool) -> None:
+    url, token, ca = endpoint
+    context = ssl.create_default_context(cafile=ca)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    limits = httpx.Limits(max_connections=CONCURRENCY if reuse else None, max_keepalive_connections=CONCURRENCY
+                          if reuse else 0)
+    async with httpx.AsyncClient(http2=http2, http1=not http2, verify=context, headers=headers, limits=limits,
+                                 base_url=url, timeout=60) as client:
+        remaining = iter(range(requests))
+
+        async def worker() -> None:
+            for _ in remaining:
+                response = await client.get(path)
+                assert response.status_code == 200, response.text
+                assert response.http_version == ("HTTP/2" if http2 else "HTTP/1.1")
+
+        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+
+
+def _row(conn: Any, endpoint: Endpoint, path: str, requests: int, *, http2: bool, reuse: bool = True) -> float:
+    # A short warm-up (connections, caches), then the measured requests.
+    asyncio.run(_measure(endpoint, path, 50, http2=http2, reuse=reuse))
+    before = _cpu(conn)
+    asyncio.run(_measure(endpoint, path, requests, http2=http2, reuse=reuse))
+    return (_cpu(conn) - before) / requests
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--only", choices=["kubeloop", "front"], default=None)
+    args = parser.parse_args()
+    try:
+        import hypercorn  # noqa: F401
+        has_hypercorn = True
+    except ImportError:
+        has_hypercorn = False
+    figures: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as data_dir:
+        servers: dict[str, tuple[multiprocessing.Process, Any, Endpoint]] = {}
+        if args.only in (None, "kubeloop"):
+            servers["kubeloop"] = _spawn(_run_kubeloop, data_dir + "/k")
+            url, token, ca = servers["kubeloop"][2]
+            created = httpx.post(url + "/api/v1/namespaces/default/configmaps", verify=ssl.create_default_context(
+                cafile=ca), headers={"Authorization": f"Bearer {token}"}, json={"metadata": {"name": "bench"},
+                                                                                 "data": {"a": "b"}})
+            assert created.status_code == 201, created.text
+        if args.only in (None, "front"):
+            assert Http2Server is not None, "the front rows need kubeloop.server.http2"
+            servers["aiohttp"] = _spawn(_run_aiohttp_front, data_dir + "/a")
+            if has_hypercorn:
+                servers["hypercorn"] = _spawn(_run_hypercorn, data_dir + "/h")
+        cases: list[tuple[str, str, str, bool, bool]] = []
+        if "kubeloop" in servers:
+            path = "/api/v1/namespaces/default/configmaps/bench"
+            cases += [("kubeloop GET, HTTP/1.1 keep-alive", "kubeloop", path, False, True),
+                      ("kubeloop GET, HTTP/1.1 new TLS connection each", "kubeloop", path, False, False),
+                      *([("kubeloop GET, HTTP/2 one connection", "kubeloop", path, True, True)]
+                        if Http2Server is not None else [])]
+        if "aiohttp" in servers:
+            cases += [("front: aiohttp HTTP/1.1", "aiohttp", "/", False, True),
+                      ("front: aiohttp + kubeloop.server.http2, h2", "aiohttp", "/", True, True)]
+        if "hypercorn" in servers:
+            cases += [("front: hypercorn h11", "hypercorn", "/", False, True),
+                      ("front: hypercorn h2", "hypercorn", "/", True, True)]
+        for round_ in range(args.rounds):
+            ordered = cases if round_ % 2 == 0 else list(reversed(cases))
+            for label, server, path, http2, reuse in ordered:
+                _, conn, endpoint = servers[server]
+                count = args.requests if reuse else max(args.requests // 5, 100)
+                try:
+                    figures.setdefault(label, []).append(_row(conn, endpoint, path, count, http2=http2, reuse=reuse))
+                except httpx.TransportError as error:
+                    print(f"{label}: {error!r}", file=sys.stderr)
+                    raise
+        for process, conn, _ in servers.values():
+            conn.send("stop")
+            process.join(10)
+    width = max(len(label) for label in figures)
+    print(f"{'variant':<{width}}  server CPU per request (us), per round; median")
+    for label, values in figures.items():
+        rounds = ' '.join(f'{v * 1e6:7.0f}' for v in values)
+        print(f"{label:<{width}}  {rounds}  | {statistics.median(values) * 1e6:7.0f}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
