@@ -19,8 +19,8 @@ JSON-form dicts and the messages' constructor arguments / parsed fields.
 Go semantics kept on both sides:
 
 - encoding writes what Go's generated marshaller writes: every non-pointer scalar and struct
-  even at its zero value (a zero ``metav1.Time`` as seconds ``-62135596800``), pointers only
-  when set, maps sorted by key;
+  even at its zero value (a zero ``metav1.Time`` as an empty message), pointers only when set,
+  maps sorted by key;
 - decoding gives the dict our JSON path stores for the same Go object: a non-pointer field with
   ``omitempty`` at its zero value is left out (JSON would leave it out), a zero Time is left out
   (JSON writes ``null``), pointers and fields without ``omitempty`` are kept even at zero, and
@@ -67,7 +67,7 @@ _EXT = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
 _EXT_BETA = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1."
 
 _ZERO_SECONDS = -62135596800
-"""Go's zero ``time.Time`` as Unix seconds: what a non-pointer ``metav1.Time`` holds when unset."""
+"""Go's zero ``time.Time`` as Unix seconds (``IsZero``: JSON writes it as ``null``)."""
 
 _SPECIAL: dict[str, str] = {
     _META + "Time": "time",
@@ -388,8 +388,6 @@ class _Converter:
 
     def _special_zeros(self) -> dict[str, Any]:
         special = self.special
-        if special in ("time", "microtime"):
-            return {"f1": _ZERO_SECONDS, "f2": 0}
         if special == "intstr":
             return {"f1": 0, "f2": 0, "f3": ""}
         if special == "quantity":
@@ -432,24 +430,36 @@ class _Converter:
 
     # special types
 
+    # metav1.Time writes seconds only (time_proto.go: ProtoTime), MicroTime microseconds too
+    # (micro_time_proto.go); both write nothing at all for the zero time, and read an empty
+    # message back as the zero time (which JSON writes as null).
+
     @staticmethod
     def _encode_time(value: Any) -> dict[str, int]:
-        seconds, nanos = _parse_time(value)
-        return {"f1": seconds, "f2": nanos}
+        seconds, _ = _parse_time(value)
+        if seconds == _ZERO_SECONDS:
+            return {}
+        return {"f1": seconds, "f2": 0}
 
-    _encode_microtime = _encode_time
+    @staticmethod
+    def _encode_microtime(value: Any) -> dict[str, int]:
+        seconds, nanos = _parse_time(value)
+        if seconds == _ZERO_SECONDS and nanos < 1000:
+            return {}
+        return {"f1": seconds, "f2": nanos - nanos % 1000}
 
     @staticmethod
     def _decode_time(msg: Any) -> Any:
-        if msg.f1 == _ZERO_SECONDS and msg.f2 == 0:
+        if msg.f1 == _ZERO_SECONDS or not msg.ListFields():
             return _ABSENT
-        return _format_time(msg.f1, msg.f2, micro=False)
+        return _format_time(msg.f1, 0, micro=False)
 
     @staticmethod
     def _decode_microtime(msg: Any) -> Any:
-        if msg.f1 == _ZERO_SECONDS and msg.f2 == 0:
+        nanos = msg.f2 - msg.f2 % 1000
+        if (msg.f1 == _ZERO_SECONDS and nanos == 0) or not msg.ListFields():
             return _ABSENT
-        return _format_time(msg.f1, msg.f2, micro=True)
+        return _format_time(msg.f1, nanos, micro=True)
 
     @staticmethod
     def _encode_quantity(value: Any) -> dict[str, str]:
