@@ -812,6 +812,19 @@ def encode_message(obj: Mapping[str, Any], api_version: str, kind: str) -> bytes
     return _message(name).encode(obj)
 
 
+def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
+    """The JSON-form fields of the message bytes ``data`` of ``kind`` (no envelope; no apiVersion
+    or kind in the result); raises :class:`ProtobufError` with Go's decoder text."""
+    name = wire.message_name(api_version, kind)
+    if name is None:
+        raise ValueError(f"no protobuf message for {api_version} {kind}")
+    try:
+        decoded: Obj = _message(name).decode(data, 0, len(data))
+    except _GoError as error:
+        raise ProtobufError(str(error), str(error), api_version, kind) from None
+    return decoded
+
+
 def encode(obj: Mapping[str, Any]) -> bytes:
     """The whole body as kube-apiserver writes it: magic, then ``runtime.Unknown`` around the
     object's message (apiVersion and kind from the dict)."""
