@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-from google.protobuf.message import Message
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore[import-untyped]
+from google.protobuf.message import Message  # type: ignore[import-untyped]
 
 from kubeloop.server.codec import gotext
 from kubeloop.server.codec.protobuf import SPECIAL
