@@ -259,11 +259,20 @@ def _length_prefixed(tag: bytes, data: bytes) -> bytes:
 
 def _single_encoder(code: int, tag: bytes, sub: _Message | None) -> Encoder:
     if code == _STRING:
-        return lambda value: _length_prefixed(tag, value.encode())
+        def string(value: Any) -> bytes:
+            data = value.encode()
+            size = len(data)
+            return tag + (_SMALL[size] if size < 128 else _varint(size)) + data
+        return string
     if code in (_MESSAGE, _INLINE):
         assert sub is not None
-        encode = sub.encode
-        return lambda value: _length_prefixed(tag, encode(value))
+        encode_sub = sub.encode
+
+        def message(value: Any) -> bytes:
+            data = encode_sub(value)
+            size = len(data)
+            return tag + (_SMALL[size] if size < 128 else _varint(size)) + data
+        return message
     if code == _BOOL:
         true, false = tag + b"\x01", tag + b"\x00"
         return lambda value: true if value else false
@@ -453,8 +462,8 @@ def _map_decoder(field: _Field) -> FieldDecoder:
 class _Message:
     """One message's compiled encoder and decoder."""
 
-    __slots__ = ("by_json", "by_number", "by_tag", "decoders", "encoders", "fields", "go_name", "inline", "name",
-                 "offsets", "special", "zero_all")
+    __slots__ = ("by_json", "by_number", "by_tag", "decode", "decoders", "encode", "fields", "go_name", "inline",
+                 "name", "offsets", "special", "zero_all")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -467,9 +476,17 @@ class _Message:
         self.by_json: dict[str, tuple[int, Encoder]] = {}
         self.inline: list[tuple[int, Encoder]] = []
         self.decoders: dict[int, FieldDecoder] = {}
-        self.encoders: list[Encoder] = []
         self.zero_all: bytes | None = None
         self.offsets: list[int] = []
+        # Bound here, before any message is compiled, so that encoders of fields that refer to
+        # this message (cycles included) capture the final functions.
+        self.encode: Callable[[Any], bytes] = self._encode_struct
+        self.decode: Callable[[bytes, int, int], Any] = self._decode_struct
+        if self.special:
+            special_encoder = _SPECIAL_ENCODERS[self.special]
+            special_decoder = _SPECIAL_DECODERS[self.special]
+            self.encode = lambda value: special_encoder(self, value)
+            self.decode = lambda data, position, end: special_decoder(self, data, position, end)
 
     def compile(self) -> None:
         entries = sorted(wire.messages()[self.name]["fields"], key=lambda entry: entry["n"])
@@ -506,23 +523,30 @@ class _Message:
 
     # encoding
 
-    def encode(self, value: Any) -> bytes:
+    def _encode_struct(self, value: Any) -> bytes:
         """Go's bytes for the dict: the present fields' values, every other non-pointer field at
         its zero value, in field-number order (the zeros are one precomputed run per message)."""
-        if self.special:
-            return _SPECIAL_ENCODERS[self.special](self, value)
         zeros = self.zero_all if self.zero_all is not None else self.zero()
         present: list[tuple[int, bytes]] = []
         by_json = self.by_json
+        last = -1
+        ordered = True
         for key, item in value.items():
             found = by_json.get(key)
             if found is not None and item is not None:
-                present.append((found[0], found[1](item)))
-        for index, encode_inline in self.inline:
-            present.append((index, encode_inline(value)))
+                index = found[0]
+                present.append((index, found[1](item)))
+                if index < last:
+                    ordered = False
+                last = index
+        if self.inline:
+            ordered = False
+            for index, encode_inline in self.inline:
+                present.append((index, encode_inline(value)))
         if not present:
             return zeros
-        present.sort(key=_first)
+        if not ordered:
+            present.sort(key=_first)
         offsets = self.offsets
         parts = []
         previous = 0
@@ -536,9 +560,7 @@ class _Message:
 
     # decoding
 
-    def decode(self, data: bytes, position: int, end: int) -> Any:
-        if self.special:
-            return _SPECIAL_DECODERS[self.special](self, data, position, end)
+    def _decode_struct(self, data: bytes, position: int, end: int) -> Any:
         out: Obj = {}
         decoders = self.decoders
         while position < end:
