@@ -6,14 +6,15 @@ Per pod and per list, in one run (so the ratios hold on a busy machine), the bes
 ``--repeat`` timings of:
 
 - encoding a response: ``orjson.dumps`` (what the server writes for JSON) beside
-  :func:`kubeloop.server.codec.protobuf.encode` (magic, envelope, message);
+  :func:`kubeloop.server.codec.protobuf.encode` (magic, envelope, and the message written by the
+  pinned ``protobuf`` library);
 - decoding a request body: ``orjson.loads`` plus the server's typed decoding
   (:func:`kubeloop.server.kinds.decode.decode_object`) beside
-  :func:`kubeloop.server.codec.protobuf.decode` of the bytes a Go client sends for the same
-  object (every non-pointer field written, as Go's marshaller does);
-- the same two through the pinned ``protobuf`` library
-  (:mod:`kubeloop.server.codec.protobuf_library`: descriptors from the same facts, dicts
-  converted to and from the library's messages), the alternative docs/decisions.md weighs.
+  :func:`kubeloop.server.codec.protobuf.decode` (the codec's own reader) of the bytes a Go client
+  sends for the same object (every non-pointer field written, as Go's marshaller does), and
+  beside the library's parser plus conversion back to a dict
+  (:func:`kubeloop.server.codec.protobuf_library.decode_message`), the alternative
+  docs/decisions.md weighs.
 
 The pod is a running, scheduled pod as the server stores it: owner reference, one container
 with ports, resources, probes and mounts, tolerations, conditions and a container status.
@@ -116,14 +117,12 @@ def main() -> None:
 
     print(f"\nper pod (best of {repeat} runs over {count} pods)")
     row("encode  JSON (orjson.dumps)", best(repeat, lambda: [orjson.dumps(pod) for pod in pods]), count, "pod")
-    row("encode  protobuf (codec.protobuf)", best(repeat, lambda: [protobuf.encode(pod) for pod in pods]), count,
-        "pod")
-    row("encode  protobuf (library, message only)",
-        best(repeat, lambda: [protobuf_library.encode_message(pod, name) for pod in pods]), count, "pod")
-    row("decode  JSON (orjson.loads + typed decoding)", best(repeat, json_decode), count, "pod")
-    row("decode  protobuf (codec.protobuf)", best(repeat, lambda: [protobuf.decode(body) for body in proto_bodies]),
+    row("encode  protobuf (codec.protobuf.encode)", best(repeat, lambda: [protobuf.encode(pod) for pod in pods]),
         count, "pod")
-    row("decode  protobuf (library, message only)",
+    row("decode  JSON (orjson.loads + typed decoding)", best(repeat, json_decode), count, "pod")
+    row("decode  protobuf (codec.protobuf.decode)",
+        best(repeat, lambda: [protobuf.decode(body) for body in proto_bodies]), count, "pod")
+    row("decode  protobuf (library parse + convert)",
         best(repeat, lambda: [protobuf_library.decode_message(raw, name) for raw in raw_messages]), count, "pod")
 
     json_list = orjson.dumps(pod_list)

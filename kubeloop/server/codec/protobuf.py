@@ -10,15 +10,16 @@ envelope) whose ``object.raw`` is the object encoded as a whole body, magic and 
 included (apiserver pkg/endpoints/handlers/watch.go: the embedded encoder is the negotiated
 ``Serializer``; apimachinery pkg/util/framer: the length-delimited framer).
 
-Message schemas are the wire facts of the registry of kinds (:mod:`kubeloop.server.kinds.wire`),
-compiled on first use into one encoder and one decoder per message that read and write the wire
-format directly between our JSON-form dicts and bytes. The pinned ``protobuf`` library does the
-same through runtime-built descriptors in
-:mod:`~kubeloop.server.codec.protobuf_library`; converting dicts to its messages and back costs
-more than writing the bytes (measured in docs/decisions.md, ``bench/protobuf.py``), so that
-module is the reference the tests hold this one to, not the serving path.
+Message schemas are the wire facts of the registry of kinds (:mod:`kubeloop.server.kinds.wire`).
+Encoding goes through the pinned ``protobuf`` library (:mod:`~kubeloop.server.codec.protobuf_library`:
+descriptors built from the facts, dicts converted to its messages). Decoding reads the wire
+directly, with one reader per message compiled from the same facts: it costs what parsing with
+the library and converting back costs, and it is Go's decoder in what it refuses and how it
+words it, which the library is not (it keeps a field of the wrong wire type as an unknown
+field, where Go's generated ``Unmarshal`` fails the request). Figures and the choice are in
+docs/decisions.md (``bench/protobuf.py``).
 
-Go semantics kept on both sides (gogo's generated ``Marshal`` / ``Unmarshal``):
+Go semantics (gogo's generated ``Marshal`` / ``Unmarshal``):
 
 - encoding writes what Go's marshaller writes: every non-pointer scalar and struct even at its
   zero value, pointers only when set, repeated fields unpacked, maps sorted by key, fields in
@@ -26,7 +27,7 @@ Go semantics kept on both sides (gogo's generated ``Marshal`` / ``Unmarshal``):
 - decoding gives the dict our JSON path stores for the same Go object: a non-pointer field with
   ``omitempty`` at its zero value is left out (JSON would leave it out), a zero Time is left out
   (JSON writes ``null``), pointers and fields without ``omitempty`` are kept even at zero, and
-  structs are kept even when empty (Go's JSON writes ``{}``);
+  structs are kept even when empty (Go's JSON writes ``{}``); a repeated number may come packed;
 - kube's special types: ``metav1.Time`` (seconds) / ``MicroTime`` (microseconds) <-> RFC 3339
   text, ``resource.Quantity`` ({string}), ``intstr.IntOrString`` ({type, intVal, strVal}),
   ``metav1.Duration`` (nanoseconds <-> Go's duration text), ``runtime.RawExtension`` /
@@ -51,7 +52,7 @@ from typing import Any
 
 import orjson
 
-from kubeloop.server.codec import gotext
+from kubeloop.server.codec import gotext, protobuf_library
 from kubeloop.server.kinds import wire
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -64,23 +65,8 @@ _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _UNKNOWN = "io.k8s.apimachinery.pkg.runtime.Unknown"
 _TYPE_META = "io.k8s.apimachinery.pkg.runtime.TypeMeta"
 _WATCH_EVENT = _META + "WatchEvent"
-_EXT = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
-_EXT_BETA = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1."
 
-SPECIAL: dict[str, str] = {
-    _META + "Time": "time",
-    _META + "MicroTime": "microtime",
-    _META + "Duration": "duration",
-    _META + "FieldsV1": "raw",
-    "io.k8s.apimachinery.pkg.api.resource.Quantity": "quantity",
-    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": "intstr",
-    "io.k8s.apimachinery.pkg.runtime.RawExtension": "raw",
-    **{prefix + "JSON": "raw" for prefix in (_EXT, _EXT_BETA)},
-    **{prefix + "JSONSchemaPropsOrArray": "or_array" for prefix in (_EXT, _EXT_BETA)},
-    **{prefix + "JSONSchemaPropsOrBool": "or_bool" for prefix in (_EXT, _EXT_BETA)},
-    **{prefix + "JSONSchemaPropsOrStringArray": "or_strings" for prefix in (_EXT, _EXT_BETA)},
-}
-"""Messages whose JSON form is not their fields (Go gives them custom JSON marshalling)."""
+SPECIAL = protobuf_library.SPECIAL
 
 
 class ProtobufError(Exception):
@@ -205,99 +191,25 @@ _REPEATED = 1
 _MAP = 2
 
 
-Encoder = Callable[[Any], bytes]
 FieldDecoder = Callable[[Obj, bytes, int, int], int]
 """Reads one field's value at a position (just past its tag) into the dict; returns the new position."""
 
 
 class _Field:
-    __slots__ = ("code", "go", "index", "json", "number", "omit", "pointer", "shape", "sub", "tag", "wire_type")
+    __slots__ = ("code", "go", "json", "number", "omit", "shape", "sub", "wire_type")
 
-    def __init__(self, entry: Mapping[str, Any], sub: _Message | None, index: int) -> None:
+    def __init__(self, entry: Mapping[str, Any], sub: _Message | None) -> None:
         self.json: str = entry["name"]
         self.number: int = entry["n"]
-        self.index = index
         self.go: str = entry.get("go") or self.json[:1].upper() + self.json[1:]
         self.code = _INLINE if entry.get("inline") else _SCALAR_CODES.get(entry["t"], _MESSAGE)
         self.shape = _REPEATED if entry.get("rep") else _MAP if "map" in entry else 0
         self.omit = bool(entry.get("omit"))
-        self.pointer = bool(entry.get("ptr"))
         self.sub = sub
         self.wire_type = 2 if self.shape == _MAP else _WIRE_TYPE[self.code]
-        self.tag = _varint(self.number << 3 | self.wire_type)
-
-    def zero(self) -> bytes:
-        """What Go writes for this field when the struct holds its zero value (pointers, slices
-        and maps: nothing)."""
-        if self.shape or self.pointer:
-            return b""
-        if self.code in _ZERO_VALUES:
-            return self.tag + _encode_scalar(self.code, _ZERO_VALUES[self.code])
-        if self.code in (_MESSAGE, _INLINE):
-            assert self.sub is not None
-            zero = self.sub.zero()
-            return self.tag + _varint(len(zero)) + zero
-        return b""
-
-    def encoder(self) -> Encoder:
-        """The field's value -> its bytes, tag(s) included."""
-        single = _single_encoder(self.code, self.tag, self.sub)
-        if self.shape == _REPEATED:
-            return lambda values: b"".join([single(value) for value in values])
-        if self.shape == _MAP:
-            return _map_encoder(self.code, self.tag, self.sub)
-        return single
 
     def decoder(self) -> FieldDecoder:
         return _field_decoder(self)
-
-
-def _length_prefixed(tag: bytes, data: bytes) -> bytes:
-    size = len(data)
-    return tag + (_SMALL[size] if size < 128 else _varint(size)) + data
-
-
-def _single_encoder(code: int, tag: bytes, sub: _Message | None) -> Encoder:
-    if code == _STRING:
-        def string(value: Any) -> bytes:
-            data = value.encode()
-            size = len(data)
-            return tag + (_SMALL[size] if size < 128 else _varint(size)) + data
-        return string
-    if code in (_MESSAGE, _INLINE):
-        assert sub is not None
-        encode_sub = sub.encode
-
-        def message(value: Any) -> bytes:
-            data = encode_sub(value)
-            size = len(data)
-            return tag + (_SMALL[size] if size < 128 else _varint(size)) + data
-        return message
-    if code == _BOOL:
-        true, false = tag + b"\x01", tag + b"\x00"
-        return lambda value: true if value else false
-    if code == _BYTES:
-        return lambda value: _length_prefixed(tag, base64.b64decode(value))
-    if code in (_INT32, _INT64, _UINT):
-        return lambda value: tag + _varint(int(value))
-    return lambda value: tag + _encode_scalar(code, value)
-
-
-def _map_encoder(code: int, tag: bytes, sub: _Message | None) -> Encoder:
-    """Entries sorted by key (gogo sorts the keys); key 1, value 2; a nil byte slice has no value."""
-    value_encoder = _single_encoder(code, b"\x12" if _WIRE_TYPE[code] == 2 else _varint(16 | _WIRE_TYPE[code]), sub)
-
-    def encode(values: Any) -> bytes:
-        parts = []
-        for key in sorted(values):
-            value = values[key]
-            entry = _length_prefixed(b"\x0a", key.encode())
-            if value is not None:
-                entry += value_encoder(value)
-            parts.append(_length_prefixed(tag, entry))
-        return b"".join(parts)
-
-    return encode
 
 
 def _field_decoder(field: _Field) -> FieldDecoder:
@@ -460,10 +372,9 @@ def _map_decoder(field: _Field) -> FieldDecoder:
 
 
 class _Message:
-    """One message's compiled encoder and decoder."""
+    """One message's compiled reader."""
 
-    __slots__ = ("by_json", "by_number", "by_tag", "decode", "decoders", "encode", "fields", "go_name", "inline",
-                 "name", "offsets", "special", "zero_all")
+    __slots__ = ("by_number", "by_tag", "decode", "decoders", "fields", "go_name", "name", "special")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -473,27 +384,20 @@ class _Message:
         self.fields: list[_Field] = []
         self.by_tag: dict[int, _Field] = {}
         self.by_number: dict[int, _Field] = {}
-        self.by_json: dict[str, tuple[int, Encoder]] = {}
-        self.inline: list[tuple[int, Encoder]] = []
         self.decoders: dict[int, FieldDecoder] = {}
-        self.zero_all: bytes | None = None
-        self.offsets: list[int] = []
-        # Bound here, before any message is compiled, so that encoders of fields that refer to
-        # this message (cycles included) capture the final functions.
-        self.encode: Callable[[Any], bytes] = self._encode_struct
+        # Bound here, before any message is compiled, so that readers of fields that refer to
+        # this message (cycles included) capture the final function.
         self.decode: Callable[[bytes, int, int], Any] = self._decode_struct
         if self.special:
-            special_encoder = _SPECIAL_ENCODERS[self.special]
             special_decoder = _SPECIAL_DECODERS[self.special]
-            self.encode = lambda value: special_encoder(self, value)
             self.decode = lambda data, position, end: special_decoder(self, data, position, end)
 
     def compile(self) -> None:
         entries = sorted(wire.messages()[self.name]["fields"], key=lambda entry: entry["n"])
-        for index, entry in enumerate(entries):
+        for entry in entries:
             type_name: str = entry["t"]
             sub = None if type_name in _SCALAR_CODES else _message(type_name)
-            field = _Field(entry, sub, index)
+            field = _Field(entry, sub)
             self.fields.append(field)
             self.by_number[field.number] = field
             key = field.number << 3 | field.wire_type
@@ -502,63 +406,6 @@ class _Message:
             if field.shape == _REPEATED and field.wire_type != 2:
                 self.by_tag[field.number << 3 | 2] = field
                 self.decoders[field.number << 3 | 2] = _packed_decoder(field)
-            if field.code == _INLINE:
-                self.inline.append((index, field.encoder()))
-            else:
-                self.by_json[field.json] = (index, field.encoder())
-
-    def zero(self) -> bytes:
-        """The bytes Go writes for this message at its zero value."""
-        special = self.special
-        if special:
-            return _SPECIAL_ZEROS.get(special, b"")
-        if self.zero_all is None:
-            zeros = [field.zero() for field in self.fields]
-            offsets = [0]
-            for zero in zeros:
-                offsets.append(offsets[-1] + len(zero))
-            self.offsets = offsets
-            self.zero_all = b"".join(zeros)
-        return self.zero_all
-
-    # encoding
-
-    def _encode_struct(self, value: Any) -> bytes:
-        """Go's bytes for the dict: the present fields' values, every other non-pointer field at
-        its zero value, in field-number order (the zeros are one precomputed run per message)."""
-        zeros = self.zero_all if self.zero_all is not None else self.zero()
-        present: list[tuple[int, bytes]] = []
-        by_json = self.by_json
-        last = -1
-        ordered = True
-        for key, item in value.items():
-            found = by_json.get(key)
-            if found is not None and item is not None:
-                index = found[0]
-                present.append((index, found[1](item)))
-                if index < last:
-                    ordered = False
-                last = index
-        if self.inline:
-            ordered = False
-            for index, encode_inline in self.inline:
-                present.append((index, encode_inline(value)))
-        if not present:
-            return zeros
-        if not ordered:
-            present.sort(key=_first)
-        offsets = self.offsets
-        parts = []
-        previous = 0
-        for index, data in present:
-            if offsets[index] != offsets[previous]:
-                parts.append(zeros[offsets[previous]:offsets[index]])
-            parts.append(data)
-            previous = index + 1
-        parts.append(zeros[offsets[previous]:])
-        return b"".join(parts)
-
-    # decoding
 
     def _decode_struct(self, data: bytes, position: int, end: int) -> Any:
         out: Obj = {}
@@ -589,31 +436,6 @@ class _Message:
         if field is not None:
             raise _GoError(f"proto: wrong wireType = {wire_type} for field {field.go}")
         return _skip(wire_type, data, position, end)
-
-
-def _first(item: tuple[int, bytes]) -> int:
-    return item[0]
-
-
-_SPECIAL_ZEROS = {"quantity": b"\x0a\x010", "intstr": b"\x08\x00\x10\x00\x1a\x00", "duration": b"\x08\x00",
-                  "or_bool": b"\x08\x00"}
-"""What Go writes for the special types' zero values (a zero Quantity prints as "0")."""
-
-
-def _encode_scalar(code: int, value: Any) -> bytes:
-    if code == _BOOL:
-        return b"\x01" if value else b"\x00"
-    if code in (_INT32, _INT64, _UINT):
-        return _varint(int(value))
-    if code == _DOUBLE:
-        return struct.pack("<d", float(value))
-    if code == _FLOAT:
-        return struct.pack("<f", float(value))
-    if code == _BYTES:
-        data = base64.b64decode(value)
-        return _varint(len(data)) + data
-    data = str(value).encode()
-    return _varint(len(data)) + data
 
 
 def _read_number(code: int, data: bytes, position: int, end: int) -> tuple[Any, int]:
@@ -674,23 +496,6 @@ def _length_delimited(number: int, data: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(data)) + data
 
 
-def _encode_time(message: _Message, value: Any) -> bytes:
-    # metav1.Time writes seconds only (time_proto.go, ProtoTime); nothing for the zero time.
-    seconds, _ = gotext.parse_time(value)
-    if seconds == gotext.ZERO_SECONDS:
-        return b""
-    return b"\x08" + _varint(seconds) + b"\x10\x00"
-
-
-def _encode_microtime(message: _Message, value: Any) -> bytes:
-    # MicroTime keeps microseconds (micro_time_proto.go, truncated to the microsecond).
-    seconds, nanos = gotext.parse_time(value)
-    nanos -= nanos % 1000
-    if seconds == gotext.ZERO_SECONDS and nanos == 0:
-        return b""
-    return b"\x08" + _varint(seconds) + b"\x10" + _varint(nanos)
-
-
 def _decode_time(message: _Message, data: bytes, position: int, end: int) -> Any:
     if position == end:
         return _ABSENT
@@ -703,19 +508,8 @@ def _decode_time(message: _Message, data: bytes, position: int, end: int) -> Any
     return gotext.format_time(seconds, nanos, micro=message.special == "microtime")
 
 
-def _encode_quantity(message: _Message, value: Any) -> bytes:
-    return _length_delimited(1, (value if isinstance(value, str) else str(value)).encode())
-
-
 def _decode_quantity(message: _Message, data: bytes, position: int, end: int) -> Any:
     return bytes(_fields(message, data, position, end).get(1, b"")).decode("utf-8", "replace")
-
-
-def _encode_intstr(message: _Message, value: Any) -> bytes:
-    if isinstance(value, str):
-        text = value.encode()
-        return b"\x08\x01\x10\x00\x1a" + _varint(len(text)) + text
-    return b"\x08\x00\x10" + _varint(value) + b"\x1a\x00"
 
 
 def _decode_intstr(message: _Message, data: bytes, position: int, end: int) -> Any:
@@ -725,16 +519,8 @@ def _decode_intstr(message: _Message, data: bytes, position: int, end: int) -> A
     return found.get(2, 0)
 
 
-def _encode_duration(message: _Message, value: Any) -> bytes:
-    return b"\x08" + _varint(gotext.parse_duration(value))
-
-
 def _decode_duration(message: _Message, data: bytes, position: int, end: int) -> Any:
     return gotext.format_duration(_fields(message, data, position, end).get(1, 0))
-
-
-def _encode_raw(message: _Message, value: Any) -> bytes:
-    return _length_delimited(1, orjson.dumps(value))
 
 
 def _decode_raw(message: _Message, data: bytes, position: int, end: int) -> Any:
@@ -747,23 +533,8 @@ def _decode_raw(message: _Message, data: bytes, position: int, end: int) -> Any:
         raise _GoError(f"invalid character in raw JSON: {error}") from None
 
 
-def _encode_list(message: _Message, value: Any) -> bytes:
-    return b"".join(_length_delimited(1, item.encode()) for item in value)
-
-
 def _decode_list(message: _Message, data: bytes, position: int, end: int) -> Any:
     return [bytes(item).decode("utf-8", "replace") for item in _fields(message, data, position, end).get(1, [])]
-
-
-def _schema(message: _Message) -> _Message:
-    return _message(message.name.rpartition(".")[0] + ".JSONSchemaProps")
-
-
-def _encode_or_array(message: _Message, value: Any) -> bytes:
-    schema = _schema(message)
-    if isinstance(value, list):
-        return b"".join(_length_delimited(2, schema.encode(item)) for item in value)
-    return _length_delimited(1, schema.encode(value))
 
 
 def _decode_or_array(message: _Message, data: bytes, position: int, end: int) -> Any:
@@ -771,21 +542,9 @@ def _decode_or_array(message: _Message, data: bytes, position: int, end: int) ->
     return found[1] if 1 in found else found.get(2, [])
 
 
-def _encode_or_bool(message: _Message, value: Any) -> bytes:
-    if isinstance(value, bool):
-        return b"\x08\x01" if value else b"\x08\x00"
-    return b"\x08\x01" + _length_delimited(2, _schema(message).encode(value))
-
-
 def _decode_or_bool(message: _Message, data: bytes, position: int, end: int) -> Any:
     found = _fields(message, data, position, end)
     return found[2] if 2 in found else bool(found.get(1, False))
-
-
-def _encode_or_strings(message: _Message, value: Any) -> bytes:
-    if isinstance(value, list):
-        return b"".join(_length_delimited(2, item.encode()) for item in value)
-    return _length_delimited(1, _schema(message).encode(value))
 
 
 def _decode_or_strings(message: _Message, data: bytes, position: int, end: int) -> Any:
@@ -795,11 +554,6 @@ def _decode_or_strings(message: _Message, data: bytes, position: int, end: int) 
     return [bytes(item).decode("utf-8", "replace") for item in found.get(2, [])]
 
 
-_SPECIAL_ENCODERS: dict[str, Callable[[_Message, Any], bytes]] = {
-    "time": _encode_time, "microtime": _encode_microtime, "quantity": _encode_quantity, "intstr": _encode_intstr,
-    "duration": _encode_duration, "raw": _encode_raw, "list": _encode_list, "or_array": _encode_or_array,
-    "or_bool": _encode_or_bool, "or_strings": _encode_or_strings,
-}
 _SPECIAL_DECODERS: dict[str, Callable[[_Message, bytes, int, int], Any]] = {
     "time": _decode_time, "microtime": _decode_time, "quantity": _decode_quantity, "intstr": _decode_intstr,
     "duration": _decode_duration, "raw": _decode_raw, "list": _decode_list, "or_array": _decode_or_array,
@@ -827,11 +581,11 @@ def has_schema(api_version: str, kind: str) -> bool:
 
 
 def encode_message(obj: Mapping[str, Any], api_version: str, kind: str) -> bytes:
-    """The object's own message bytes (the envelope's ``raw``)."""
+    """The object's own message bytes (the envelope's ``raw``), written by the library."""
     name = wire.message_name(api_version, kind)
     if name is None:
         raise ValueError(f"no protobuf message for {api_version} {kind}")
-    return _message(name).encode(obj)
+    return protobuf_library.encode_message(obj, name)
 
 
 def decode_message(data: bytes, api_version: str, kind: str) -> Obj:

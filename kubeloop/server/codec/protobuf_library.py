@@ -1,17 +1,20 @@
-"""The reference protobuf codec: the same wire facts, encoded and parsed by the pinned ``protobuf`` library.
+"""Protobuf messages of the built-in kinds through the pinned ``protobuf`` library.
 
 Descriptors are built at runtime from :mod:`kubeloop.server.kinds.wire` (one proto2 file per API
 package, fields named by number since JSON names such as ``$ref`` are not identifiers, added to
-a private ``DescriptorPool`` when first needed); one converter per message turns our JSON-form
-dicts into the constructor arguments of the library's message classes (nested dicts and lists
-the library builds in C) and parsed messages back into dicts, with the same Go semantics as
-:mod:`kubeloop.server.codec.protobuf` (zero values written, ``omitempty`` zeros dropped, kube's
-special types).
+a private ``DescriptorPool`` when first needed, cached); one converter per message turns our
+JSON-form dicts into the constructor arguments of the library's message classes (nested dicts
+and lists the library builds in C) and parsed messages back into dicts, with Go's semantics
+(every non-pointer field written at its zero value, ``omitempty`` zeros dropped when read, kube's
+special types; see :mod:`kubeloop.server.codec.protobuf`).
 
-It is not the serving path: writing the bytes directly is faster than converting to and from
-the library's messages (figures in docs/decisions.md, ``bench/protobuf.py``). It is what the
-tests hold the serving codec to, byte for byte and field for field, for every built-in kind: the
-library's serializer and parser are independent of the hand-written wire code.
+:func:`encode_message` is how the server writes protobuf. :func:`decode_message` is not how it
+reads a body (the codec's own reader is Go's decoder in what it refuses); the tests hold the two
+readers to each other for every built-in kind.
+
+One difference from Go's bytes is the library's: its deterministic map order puts an empty key
+last, where Go (``sortkeys.Strings``) puts it first. Kube's validation allows no empty key in
+labels, annotations, ConfigMap or Secret data, and no decoder depends on the order.
 """
 
 from __future__ import annotations
@@ -26,12 +29,29 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # 
 from google.protobuf.message import Message  # type: ignore[import-untyped]
 
 from kubeloop.server.codec import gotext
-from kubeloop.server.codec.protobuf import SPECIAL
 from kubeloop.server.kinds import wire
 
 Obj = dict[str, Any]
 
 _ZERO_SECONDS = gotext.ZERO_SECONDS
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+_EXT = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
+_EXT_BETA = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1."
+
+SPECIAL: dict[str, str] = {
+    _META + "Time": "time",
+    _META + "MicroTime": "microtime",
+    _META + "Duration": "duration",
+    _META + "FieldsV1": "raw",
+    "io.k8s.apimachinery.pkg.api.resource.Quantity": "quantity",
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": "intstr",
+    "io.k8s.apimachinery.pkg.runtime.RawExtension": "raw",
+    **{prefix + "JSON": "raw" for prefix in (_EXT, _EXT_BETA)},
+    **{prefix + "JSONSchemaPropsOrArray": "or_array" for prefix in (_EXT, _EXT_BETA)},
+    **{prefix + "JSONSchemaPropsOrBool": "or_bool" for prefix in (_EXT, _EXT_BETA)},
+    **{prefix + "JSONSchemaPropsOrStringArray": "or_strings" for prefix in (_EXT, _EXT_BETA)},
+}
+"""Messages whose JSON form is not their fields (Go gives them custom JSON marshalling)."""
 _SPECIAL = SPECIAL
 
 

