@@ -312,7 +312,7 @@ def test_garbage_is_a_protobuf_error_and_nothing_else(tail: bytes, at: int, patc
 def test_written_messages_are_reused_only_for_the_same_object() -> None:
     pod = json.loads(json.dumps(POD))
     first = protobuf.encode(pod)
-    assert protobuf.encode(json.loads(json.dumps(POD))) is not None
+    assert protobuf.encode(json.loads(json.dumps(POD))) == first
     pod["status"]["phase"] = "Running"
     changed = protobuf.encode(pod)
     assert changed != first
