@@ -175,9 +175,9 @@ def _skip(wire_type: int, data: bytes, position: int, end: int) -> int:
         wire_type = key & 7
 
 
-# --- compiled messages ---------------------------------------------------------------------------
+# --- compiled readers ----------------------------------------------------------------------------
 
-# Field codes: how a value is written and read.
+# Field codes: how a value is read.
 _STRING, _BOOL, _INT32, _INT64, _UINT, _DOUBLE, _FLOAT, _BYTES, _MESSAGE, _INLINE = range(10)
 _SCALAR_CODES = {"string": _STRING, "bool": _BOOL, "int32": _INT32, "int64": _INT64, "uint32": _UINT,
                  "uint64": _UINT, "double": _DOUBLE, "float": _FLOAT, "bytes": _BYTES}
