@@ -735,7 +735,7 @@ def decode_watch_frames(data: bytes) -> list[tuple[str, Obj]]:
             raw_start, raw_stop = _delimited_fields(raw_message, data, object_start, object_stop).get(1, (0, 0))
         except _GoError as error:
             raise ProtobufError(str(error), str(error)) from None
-        events.append((data[type_start:type_stop].decode(), decode(data[raw_start:raw_stop])))
+        events.append((data[type_start:type_stop].decode("utf-8", "replace"), decode(data[raw_start:raw_stop])))
     return events
 
 

@@ -307,6 +307,13 @@ def test_garbage_is_a_protobuf_error_and_nothing_else(tail: bytes, at: int, patc
         except protobuf.ProtobufError:
             continue
         orjson.dumps(decoded)
+    frame = protobuf.encode_watch_event("ADDED", POD)
+    for data in (struct.pack(">I", len(tail)) + tail, frame[:at % len(frame)] + patch + frame[at % len(frame) + 1:]):
+        try:
+            events = protobuf.decode_watch_frames(data)
+        except protobuf.ProtobufError:
+            continue
+        orjson.dumps(events)
 
 
 def test_written_messages_are_reused_only_for_the_same_object() -> None:
