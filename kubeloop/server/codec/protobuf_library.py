@@ -195,12 +195,11 @@ class _Converter:
     messages in C); ``decode(msg)`` the JSON-form dict of a parsed message.
     """
 
-    __slots__ = ("by_json", "by_number", "decode", "encode", "fields", "inline", "name", "special", "zeros")
+    __slots__ = ("by_json", "by_number", "decode", "encode", "inline", "name", "special", "zeros")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.special = _SPECIAL.get(name, "list" if wire.messages()[name].get("list") else "")
-        self.fields: list[tuple[str, str, Encode]] = []
         self.by_json: dict[str, tuple[str, Encode | None]] = {}
         self.inline: list[tuple[str, _Converter]] = []
         self.by_number: dict[int, tuple[str, Decode, bool, bool]] = {}
@@ -243,7 +242,6 @@ class _Converter:
                 enc, dec = _list_of(enc), _list_of(dec)
             elif mapped:
                 enc, dec = _map_of(enc), _map_of(dec)
-            self.fields.append((entry["name"], key, enc))
             self.by_json[entry["name"]] = (key, None if enc is _identity else enc)
             omit = bool(entry.get("omit"))
             self.by_number[number] = (entry["name"], dec, omit, False)
