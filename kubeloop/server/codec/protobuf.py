@@ -1,0 +1,844 @@
+"""``application/vnd.kubernetes.protobuf``: kube objects as kube-apiserver writes them in protobuf.
+
+A body is the 4-byte magic ``k8s\\x00`` followed by a ``runtime.Unknown`` message: ``typeMeta``
+(apiVersion, kind), ``raw`` (the object's own message) and the empty ``contentEncoding`` and
+``contentType`` Go always writes (apimachinery pkg/runtime/serializer/protobuf/protobuf.go,
+``Serializer.doEncode`` and ``runtime.Unknown.NestedMarshalTo``). A watch stream
+(``;stream=watch``) is a sequence of frames, each a 4-byte big-endian length and a bare
+``metav1.WatchEvent`` message (the stream serializer is the ``RawSerializer``: no magic, no
+envelope) whose ``object.raw`` is the object encoded as a whole body, magic and envelope
+included (apiserver pkg/endpoints/handlers/watch.go: the embedded encoder is the negotiated
+``Serializer``; apimachinery pkg/util/framer: the length-delimited framer).
+
+Message schemas are the wire facts of the registry of kinds (:mod:`kubeloop.server.kinds.wire`).
+Encoding goes through the pinned ``protobuf`` library (:mod:`~kubeloop.server.codec.protobuf_library`:
+descriptors built from the facts, dicts converted to its messages). Decoding reads the wire
+directly, with one reader per message compiled from the same facts: it costs what parsing with
+the library and converting back costs, and it is Go's decoder in what it refuses and how it
+words it, which the library is not (it keeps a field of the wrong wire type as an unknown
+field, where Go's generated ``Unmarshal`` fails the request). Figures and the choice are in
+docs/decisions.md (``bench/protobuf.py``).
+
+Go semantics (gogo's generated ``Marshal`` / ``Unmarshal``):
+
+- encoding writes what Go's marshaller writes: every non-pointer scalar and struct even at its
+  zero value, pointers only when set, repeated fields unpacked, maps sorted by key, fields in
+  number order; a zero ``metav1.Time`` as an empty message;
+- decoding gives the dict our JSON path stores for the same Go object: a non-pointer field with
+  ``omitempty`` at its zero value is left out (JSON would leave it out), a zero Time is left out
+  (JSON writes ``null``), pointers and fields without ``omitempty`` are kept even at zero, and
+  structs are kept even when empty (Go's JSON writes ``{}``); a repeated number may come packed;
+- kube's special types: ``metav1.Time`` (seconds) / ``MicroTime`` (microseconds) <-> RFC 3339
+  text, ``resource.Quantity`` ({string}), ``intstr.IntOrString`` ({type, intVal, strVal}),
+  ``metav1.Duration`` (nanoseconds <-> Go's duration text), ``runtime.RawExtension`` /
+  apiextensions ``JSON`` / ``FieldsV1`` (raw bytes = JSON text), ``bytes`` fields (base64 text in
+  JSON), named-slice wrappers (``Verbs``, ``ExtraValue``: one ``items`` field, a plain list in
+  JSON), inline-embedded structs, and the ``JSONSchemaProps*Or*`` unions.
+
+A body that is not a valid kube protobuf message raises :class:`ProtobufError` whose text is
+what Go's decoder says (``proto: Pod: illegal tag 0 (wire type 0)``, ``unexpected EOF``,
+``proto: wrong wireType = 0 for field ObjectMeta``, ...), wrapped as the apiserver's
+``transformDecodeError`` (pkg/endpoints/handlers/rest.go) when the caller names the kind the
+body must be.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import struct
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from kubeloop.server.codec import gotext, protobuf_library
+from kubeloop.server.kinds import wire
+
+MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
+STREAM_MEDIA_TYPE = MEDIA_TYPE + ";stream=watch"
+MAGIC = b"k8s\x00"
+
+Obj = dict[str, Any]
+
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+_UNKNOWN = "io.k8s.apimachinery.pkg.runtime.Unknown"
+_TYPE_META = "io.k8s.apimachinery.pkg.runtime.TypeMeta"
+_WATCH_EVENT = _META + "WatchEvent"
+
+SPECIAL = protobuf_library.SPECIAL
+
+
+class ProtobufError(Exception):
+    """A body that is not a valid kube protobuf message; ``str()`` is the text of upstream's 400.
+
+    ``base`` is Go's decoder error alone; ``api_version`` / ``kind`` what the envelope said
+    (empty when the envelope itself could not be read).
+    """
+
+    def __init__(self, message: str, base: str, api_version: str = "", kind: str = "") -> None:
+        super().__init__(message)
+        self.base = base
+        self.api_version = api_version
+        self.kind = kind
+
+
+class _GoError(Exception):
+    """What Go's decoder returns, before the apiserver words it for the request."""
+
+
+_EOF = "unexpected EOF"
+_OVERFLOW = "proto: integer overflow"
+_NEGATIVE = "proto: negative length found during unmarshaling"
+
+
+# --- varints -----------------------------------------------------------------------------------
+
+_SMALL = [bytes((n,)) for n in range(128)]
+
+
+def _varint(value: int) -> bytes:
+    if 0 <= value < 128:
+        return _SMALL[value]
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _read_varint(data: bytes, position: int, end: int) -> tuple[int, int]:
+    """gogo's varint loop: ``integer overflow`` past 64 bits, ``unexpected EOF`` past the end."""
+    value = 0
+    shift = 0
+    while True:
+        if shift >= 64:
+            raise _GoError(_OVERFLOW)
+        if position >= end:
+            raise _GoError(_EOF)
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value & 0xFFFFFFFFFFFFFFFF, position
+        shift += 7
+
+
+def _read_length(data: bytes, position: int, end: int) -> tuple[int, int]:
+    """A length prefix: (start, stop) of the bytes it announces."""
+    if position < end and data[position] < 0x80:
+        length = data[position]
+        position += 1
+    else:
+        length, position = _read_varint(data, position, end)
+        if length >= 1 << 63:
+            raise _GoError(_NEGATIVE)
+    stop = position + length
+    if stop > end:
+        raise _GoError(_EOF)
+    return position, stop
+
+
+def _skip(wire_type: int, data: bytes, position: int, end: int) -> int:
+    """gogo's ``skipGenerated``: the end of a field the message does not know."""
+    depth = 0
+    while True:
+        if wire_type == 0:
+            position = _read_varint(data, position, end)[1]
+        elif wire_type == 1:
+            position += 8
+        elif wire_type == 2:
+            length, position = _read_varint(data, position, end)
+            if length >= 1 << 63:
+                raise _GoError(_NEGATIVE)
+            position += length
+        elif wire_type == 3:
+            depth += 1
+        elif wire_type == 4:
+            if depth == 0:
+                raise _GoError("proto: unexpected end of group")
+            depth -= 1
+        elif wire_type == 5:
+            position += 4
+        else:
+            raise _GoError(f"proto: illegal wireType {wire_type}")
+        if position > end:
+            raise _GoError(_EOF)
+        if depth == 0:
+            return position
+        key, position = _read_varint(data, position, end)
+        wire_type = key & 7
+
+
+# --- compiled readers ----------------------------------------------------------------------------
+
+# Field codes: how a value is read.
+_STRING, _BOOL, _INT32, _INT64, _UINT, _DOUBLE, _FLOAT, _BYTES, _MESSAGE, _INLINE = range(10)
+_SCALAR_CODES = {"string": _STRING, "bool": _BOOL, "int32": _INT32, "int64": _INT64, "uint32": _UINT,
+                 "uint64": _UINT, "double": _DOUBLE, "float": _FLOAT, "bytes": _BYTES}
+_WIRE_TYPE = {_STRING: 2, _BOOL: 0, _INT32: 0, _INT64: 0, _UINT: 0, _DOUBLE: 1, _FLOAT: 5, _BYTES: 2,
+              _MESSAGE: 2, _INLINE: 2}
+_ZERO_VALUES: dict[int, Any] = {_STRING: "", _BOOL: False, _INT32: 0, _INT64: 0, _UINT: 0, _DOUBLE: 0.0,
+                                _FLOAT: 0.0}
+
+_ABSENT: Any = object()
+"""A decoded value JSON would not write (a zero Time, an empty raw extension)."""
+
+_REPEATED = 1
+_MAP = 2
+
+
+FieldDecoder = Callable[[Obj, bytes, int, int], int]
+"""Reads one field's value at a position (just past its tag) into the dict; returns the new position."""
+
+
+class _Field:
+    __slots__ = ("code", "go", "json", "number", "omit", "shape", "sub", "wire_type")
+
+    def __init__(self, entry: Mapping[str, Any], sub: _Message | None) -> None:
+        self.json: str = entry["name"]
+        self.number: int = entry["n"]
+        self.go: str = entry.get("go") or self.json[:1].upper() + self.json[1:]
+        self.code = _INLINE if entry.get("inline") else _SCALAR_CODES.get(entry["t"], _MESSAGE)
+        self.shape = _REPEATED if entry.get("rep") else _MAP if "map" in entry else 0
+        self.omit = bool(entry.get("omit"))
+        self.sub = sub
+        self.wire_type = 2 if self.shape == _MAP else _WIRE_TYPE[self.code]
+
+    def decoder(self) -> FieldDecoder:
+        return _field_decoder(self)
+
+
+def _field_decoder(field: _Field) -> FieldDecoder:
+    """The field's reader; the common shapes (a string, a message, a number, kept or dropped at
+    zero) are spelled out, as a call per field is most of what decoding costs."""
+    name = field.json
+    code = field.code
+    omit = field.omit
+    sub = field.sub
+    if field.shape == _MAP:
+        return _map_decoder(field)
+    if field.shape == _REPEATED:
+        convert = _value_reader(field)
+
+        def read_repeated(out: Obj, data: bytes, position: int, end: int) -> int:
+            value, position = convert(data, position, end)
+            if value is not _ABSENT:
+                found = out.get(name)
+                if found is None:
+                    out[name] = [value]
+                else:
+                    found.append(value)
+            return position
+        return read_repeated
+    if code == _STRING:
+        def read_string(out: Obj, data: bytes, position: int, end: int) -> int:
+            size = data[position] if position < end else 0x80
+            if size < 0x80:
+                position += 1
+                stop = position + size
+                if stop > end:
+                    raise _GoError(_EOF)
+            else:
+                position, stop = _read_length(data, position, end)
+            if omit and stop == position:
+                out.pop(name, None)
+            else:
+                out[name] = data[position:stop].decode("utf-8", "replace")
+            return stop
+        return read_string
+    if code == _MESSAGE:
+        assert sub is not None
+        decode = sub.decode
+
+        def read_message(out: Obj, data: bytes, position: int, end: int) -> int:
+            size = data[position] if position < end else 0x80
+            if size < 0x80:
+                position += 1
+                stop = position + size
+                if stop > end:
+                    raise _GoError(_EOF)
+            else:
+                position, stop = _read_length(data, position, end)
+            value = decode(data, position, stop)
+            if value is not _ABSENT:
+                out[name] = value
+            return stop
+        return read_message
+    if code == _INLINE:
+        assert sub is not None
+        decode_inline = sub.decode
+
+        def read_inline(out: Obj, data: bytes, position: int, end: int) -> int:
+            start, stop = _read_length(data, position, end)
+            out.update(decode_inline(data, start, stop))
+            return stop
+        return read_inline
+    if code in (_INT32, _INT64, _BOOL):
+        def read_varint(out: Obj, data: bytes, position: int, end: int) -> int:
+            # Most numbers Go writes are zeros and small counts: one byte.
+            value = data[position] if position < end else 0x80
+            if value < 0x80:
+                position += 1
+                if code == _BOOL:
+                    value = value != 0
+            else:
+                value, position = _read_number(code, data, position, end)
+            if omit and not value:
+                out.pop(name, None)
+            else:
+                out[name] = value
+            return position
+        return read_varint
+    convert = _value_reader(field)
+
+    def read_value(out: Obj, data: bytes, position: int, end: int) -> int:
+        value, position = convert(data, position, end)
+        if omit and not value:
+            out.pop(name, None)
+        else:
+            out[name] = value
+        return position
+    return read_value
+
+
+def _value_reader(field: _Field) -> Callable[[bytes, int, int], tuple[Any, int]]:
+    """Reads one value of the field's type: (value, position after it)."""
+    code = field.code
+    sub = field.sub
+    if code == _STRING:
+        def string(data: bytes, position: int, end: int) -> tuple[Any, int]:
+            start, stop = _read_length(data, position, end)
+            return data[start:stop].decode("utf-8", "replace"), stop
+        return string
+    if code == _MESSAGE:
+        assert sub is not None
+        decode = sub.decode
+
+        def message(data: bytes, position: int, end: int) -> tuple[Any, int]:
+            start, stop = _read_length(data, position, end)
+            return decode(data, start, stop), stop
+        return message
+    if code == _BYTES:
+        def raw(data: bytes, position: int, end: int) -> tuple[Any, int]:
+            start, stop = _read_length(data, position, end)
+            return base64.b64encode(data[start:stop]).decode("ascii"), stop
+        return raw
+    return lambda data, position, end: _read_number(code, data, position, end)
+
+
+def _packed_decoder(field: _Field) -> FieldDecoder:
+    """gogo reads a repeated number field packed as well as one value per tag."""
+    name = field.json
+    code = field.code
+
+    def read_packed(out: Obj, data: bytes, position: int, end: int) -> int:
+        start, stop = _read_length(data, position, end)
+        values = out.setdefault(name, [])
+        while start < stop:
+            value, start = _read_number(code, data, start, stop)
+            values.append(value)
+        return stop
+    return read_packed
+
+
+def _map_decoder(field: _Field) -> FieldDecoder:
+    """One map entry: gogo reads key 1 and value 2, skips anything else, and zero-fills what is
+    missing."""
+    name = field.json
+    code = field.code
+    sub = field.sub
+
+    def read_entry(out: Obj, data: bytes, position: int, end: int) -> int:
+        start, stop = _read_length(data, position, end)
+        key_text = ""
+        value: Any = _ZERO_VALUES.get(code, "")
+        if code == _MESSAGE:
+            assert sub is not None
+            value = sub.decode(data, 0, 0)
+        while start < stop:
+            key = data[start]
+            if key < 0x80:
+                start += 1
+            else:
+                key, start = _read_varint(data, start, stop)
+            number = key >> 3
+            if number == 1:
+                begin, start = _read_length(data, start, stop)
+                key_text = data[begin:start].decode("utf-8", "replace")
+            elif number == 2:
+                if code in (_STRING, _MESSAGE, _BYTES):
+                    begin, start = _read_length(data, start, stop)
+                    if code == _STRING:
+                        value = data[begin:start].decode("utf-8", "replace")
+                    elif code == _BYTES:
+                        value = base64.b64encode(data[begin:start]).decode("ascii")
+                    else:
+                        value = sub.decode(data, begin, start)  # type: ignore[union-attr]
+                else:
+                    value, start = _read_number(code, data, start, stop)
+            else:
+                start = _skip(key & 7, data, start, stop)
+        found = out.get(name)
+        if found is None:
+            out[name] = {key_text: value}
+        else:
+            found[key_text] = value
+        return stop
+    return read_entry
+
+
+class _Message:
+    """One message's compiled reader."""
+
+    __slots__ = ("by_number", "by_tag", "decode", "decoders", "fields", "go_name", "name", "special")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        facts = wire.messages()[name]
+        self.special = SPECIAL.get(name, "list" if facts.get("list") else "")
+        self.go_name = "Timestamp" if self.special in ("time", "microtime") else name.rpartition(".")[2]
+        self.fields: list[_Field] = []
+        self.by_tag: dict[int, _Field] = {}
+        self.by_number: dict[int, _Field] = {}
+        self.decoders: dict[int, FieldDecoder] = {}
+        # Bound here, before any message is compiled, so that readers of fields that refer to
+        # this message (cycles included) capture the final function.
+        self.decode: Callable[[bytes, int, int], Any] = self._decode_struct
+        if self.special:
+            special_decoder = _SPECIAL_DECODERS[self.special]
+            self.decode = lambda data, position, end: special_decoder(self, data, position, end)
+
+    def compile(self) -> None:
+        entries = sorted(wire.messages()[self.name]["fields"], key=lambda entry: entry["n"])
+        for entry in entries:
+            type_name: str = entry["t"]
+            sub = None if type_name in _SCALAR_CODES else _message(type_name)
+            field = _Field(entry, sub)
+            self.fields.append(field)
+            self.by_number[field.number] = field
+            key = field.number << 3 | field.wire_type
+            self.by_tag[key] = field
+            self.decoders[key] = field.decoder()
+            if field.shape == _REPEATED and field.wire_type != 2:
+                self.by_tag[field.number << 3 | 2] = field
+                self.decoders[field.number << 3 | 2] = _packed_decoder(field)
+
+    def _decode_struct(self, data: bytes, position: int, end: int) -> Any:
+        out: Obj = {}
+        decoders = self.decoders
+        while position < end:
+            key = data[position]
+            if key < 0x80:
+                position += 1
+            elif position + 1 < end and data[position + 1] < 0x80:
+                # Fields 16 to 2047: a two-byte tag.
+                key = (key & 0x7F) | data[position + 1] << 7
+                position += 2
+            else:
+                key, position = _read_varint(data, position, end)
+            decoder = decoders.get(key)
+            if decoder is None:
+                position = self._unknown(key, data, position, end)
+            else:
+                position = decoder(out, data, position, end)
+        return out
+
+    def _unknown(self, key: int, data: bytes, position: int, end: int) -> int:
+        wire_type = key & 7
+        number = (key >> 3) & 0xFFFFFFFF
+        if number & 0x80000000:
+            number -= 1 << 32
+        if wire_type == 4:
+            raise _GoError(f"proto: {self.go_name}: wiretype end group for non-group")
+        if number <= 0:
+            raise _GoError(f"proto: {self.go_name}: illegal tag {number} (wire type {wire_type})")
+        field = self.by_number.get(number)
+        if field is not None:
+            raise _GoError(f"proto: wrong wireType = {wire_type} for field {field.go}")
+        return _skip(wire_type, data, position, end)
+
+
+def _read_number(code: int, data: bytes, position: int, end: int) -> tuple[Any, int]:
+    if code == _DOUBLE:
+        if position + 8 > end:
+            raise _GoError(_EOF)
+        number = struct.unpack_from("<d", data, position)[0]
+        return (int(number) if number.is_integer() and abs(number) < 2**63 else number), position + 8
+    if code == _FLOAT:
+        if position + 4 > end:
+            raise _GoError(_EOF)
+        number = struct.unpack_from("<f", data, position)[0]
+        return (int(number) if number.is_integer() else number), position + 4
+    if position < end and data[position] < 0x80:
+        value = data[position]
+        position += 1
+    else:
+        value, position = _read_varint(data, position, end)
+    if code == _BOOL:
+        return value != 0, position
+    if code == _INT32:
+        value &= 0xFFFFFFFF
+        return (value - (1 << 32) if value & 0x80000000 else value), position
+    if code == _INT64:
+        return (value - (1 << 64) if value & (1 << 63) else value), position
+    return value, position
+
+
+# --- kube's special types --------------------------------------------------------------------------
+
+
+def _fields(message: _Message, data: bytes, position: int, end: int) -> dict[int, Any]:
+    """A special message's fields by number (last one wins, as Go's decoder assigns)."""
+    found: dict[int, Any] = {}
+    while position < end:
+        key = data[position]
+        if key < 0x80:
+            position += 1
+        else:
+            key, position = _read_varint(data, position, end)
+        field = message.by_tag.get(key)
+        if field is None:
+            position = message._unknown(key, data, position, end)
+            continue
+        if key & 7 == 2:
+            start, position = _read_length(data, position, end)
+            if field.code == _MESSAGE:
+                assert field.sub is not None
+                value: Any = field.sub.decode(data, start, position)
+            else:
+                value = data[start:position]
+            if field.shape == _REPEATED:
+                found.setdefault(field.number, []).append(value)
+            else:
+                found[field.number] = value
+        else:
+            found[field.number], position = _read_number(field.code, data, position, end)
+    return found
+
+
+def _length_delimited(number: int, data: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def _decode_time(message: _Message, data: bytes, position: int, end: int) -> Any:
+    if position == end:
+        return _ABSENT
+    found = _fields(message, data, position, end)
+    seconds = found.get(1, 0)
+    nanos = found.get(2, 0) if message.special == "microtime" else 0
+    nanos -= nanos % 1000
+    if seconds == gotext.ZERO_SECONDS and nanos == 0:
+        return _ABSENT
+    return gotext.format_time(seconds, nanos, micro=message.special == "microtime")
+
+
+def _decode_quantity(message: _Message, data: bytes, position: int, end: int) -> Any:
+    return bytes(_fields(message, data, position, end).get(1, b"")).decode("utf-8", "replace")
+
+
+def _decode_intstr(message: _Message, data: bytes, position: int, end: int) -> Any:
+    found = _fields(message, data, position, end)
+    if found.get(1, 0) == 1:
+        return bytes(found.get(3, b"")).decode("utf-8", "replace")
+    return found.get(2, 0)
+
+
+def _decode_duration(message: _Message, data: bytes, position: int, end: int) -> Any:
+    return gotext.format_duration(_fields(message, data, position, end).get(1, 0))
+
+
+def _decode_raw(message: _Message, data: bytes, position: int, end: int) -> Any:
+    raw = _fields(message, data, position, end).get(1)
+    if not raw:
+        return _ABSENT
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise _GoError(f"invalid character in raw JSON: {error}") from None
+
+
+def _decode_list(message: _Message, data: bytes, position: int, end: int) -> Any:
+    return [bytes(item).decode("utf-8", "replace") for item in _fields(message, data, position, end).get(1, [])]
+
+
+def _decode_or_array(message: _Message, data: bytes, position: int, end: int) -> Any:
+    found = _fields(message, data, position, end)
+    return found[1] if 1 in found else found.get(2, [])
+
+
+def _decode_or_bool(message: _Message, data: bytes, position: int, end: int) -> Any:
+    found = _fields(message, data, position, end)
+    return found[2] if 2 in found else bool(found.get(1, False))
+
+
+def _decode_or_strings(message: _Message, data: bytes, position: int, end: int) -> Any:
+    found = _fields(message, data, position, end)
+    if 1 in found:
+        return found[1]
+    return [bytes(item).decode("utf-8", "replace") for item in found.get(2, [])]
+
+
+_SPECIAL_DECODERS: dict[str, Callable[[_Message, bytes, int, int], Any]] = {
+    "time": _decode_time, "microtime": _decode_time, "quantity": _decode_quantity, "intstr": _decode_intstr,
+    "duration": _decode_duration, "raw": _decode_raw, "list": _decode_list, "or_array": _decode_or_array,
+    "or_bool": _decode_or_bool, "or_strings": _decode_or_strings,
+}
+
+_MESSAGES: dict[str, _Message] = {}
+
+
+def _message(name: str) -> _Message:
+    found = _MESSAGES.get(name)
+    if found is None:
+        found = _MESSAGES[name] = _Message(name)
+        found.compile()
+    return found
+
+
+# --- public interface ------------------------------------------------------------------------------
+
+
+def has_schema(api_version: str, kind: str) -> bool:
+    """Whether ``kind`` at ``api_version`` can be carried in protobuf (built-in kinds, their lists,
+    meta.k8s.io's kinds; not custom resources, not Table)."""
+    return wire.message_name(api_version, kind) is not None
+
+
+def encode_message(obj: Mapping[str, Any], api_version: str, kind: str) -> bytes:
+    """The object's own message bytes (the envelope's ``raw``), written by the library; a list's
+    items one by one, each through the cache of recently written messages."""
+    name = wire.message_name(api_version, kind)
+    if name is None:
+        raise ValueError(f"no protobuf message for {api_version} {kind}")
+    items = _list_items(name)
+    if items is None:
+        return _CACHE.message(name, obj)
+    number, item_name = items
+    head = protobuf_library.encode_message({k: v for k, v in obj.items() if k != "items"}, name)
+    tag = _varint(number << 3 | 2)
+    parts = [head]
+    for item in obj.get("items") or ():
+        data = _CACHE.message(item_name, item)
+        parts.append(tag + _varint(len(data)) + data)
+    return b"".join(parts)
+
+
+@functools.cache
+def _list_items(name: str) -> tuple[int, str] | None:
+    """A list kind's ``items`` field (number, item message), when it is the last field, so that
+    writing the items after the rest keeps Go's field order."""
+    fields = wire.messages()[name]["fields"]
+    last = max(fields, key=lambda entry: entry["n"], default=None)
+    if last is None or last["name"] != "items" or not last.get("rep") or last["t"] not in wire.messages():
+        return None
+    return last["n"], last["t"]
+
+
+class _MessageCache:
+    """Recently written messages, by message and the object's JSON text.
+
+    One stored object is written many times: to every watcher of its kind, in every list and on
+    every get. Its JSON text (orjson, a few microseconds) names it exactly; the message is
+    written once, until the cache's size bound pushes it out (least recently used first).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._entries: OrderedDict[tuple[str, bytes], bytes] = OrderedDict()
+        self._size = 0
+        self._limit = limit
+
+    def message(self, name: str, obj: Mapping[str, Any]) -> bytes:
+        try:
+            key = (name, orjson.dumps(obj))
+        except TypeError:
+            return protobuf_library.encode_message(obj, name)
+        entries = self._entries
+        found = entries.get(key)
+        if found is not None:
+            entries.move_to_end(key)
+            return found
+        data = protobuf_library.encode_message(obj, name)
+        entries[key] = data
+        self._size += len(key[1]) + len(data)
+        while self._size > self._limit and entries:
+            (_, text), old = entries.popitem(last=False)
+            self._size -= len(text) + len(old)
+        return data
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._size = 0
+
+
+_CACHE = _MessageCache(32 << 20)
+"""32 MiB of JSON keys and messages: some ten thousand pods."""
+
+
+def clear_cache() -> None:
+    """Forget the recently written messages (for measurements of the first write)."""
+    _CACHE.clear()
+
+
+def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
+    """The JSON-form fields of the message bytes ``data`` of ``kind`` (no envelope; no apiVersion
+    or kind in the result); raises :class:`ProtobufError` with Go's decoder text."""
+    name = wire.message_name(api_version, kind)
+    if name is None:
+        raise ValueError(f"no protobuf message for {api_version} {kind}")
+    try:
+        decoded: Obj = _message(name).decode(data, 0, len(data))
+    except _GoError as error:
+        raise ProtobufError(str(error), str(error), api_version, kind) from None
+    return decoded
+
+
+def encode(obj: Mapping[str, Any]) -> bytes:
+    """The whole body as kube-apiserver writes it: magic, then ``runtime.Unknown`` around the
+    object's message (apiVersion and kind from the dict)."""
+    api_version = str(obj.get("apiVersion") or "")
+    kind = str(obj.get("kind") or "")
+    raw = encode_message(obj, api_version, kind)
+    type_meta = _length_delimited(1, api_version.encode()) + _length_delimited(2, kind.encode())
+    # contentEncoding (3) and contentType (4) are empty, and Go writes them anyway.
+    return MAGIC + _length_delimited(1, type_meta) + _length_delimited(2, raw) + b"\x1a\x00\x22\x00"
+
+
+def encode_watch_event(event_type: str, obj: Mapping[str, Any]) -> bytes:
+    """One frame of a protobuf watch stream: length, then a bare WatchEvent whose object's raw
+    is the object as a whole body (magic and envelope included)."""
+    event = _length_delimited(1, event_type.encode()) + _length_delimited(2, _length_delimited(1, encode(obj)))
+    return struct.pack(">I", len(event)) + event
+
+
+def decode_watch_frames(data: bytes) -> list[tuple[str, Obj]]:
+    """The events of a protobuf watch stream's bytes (complete frames; a partial last one is left)."""
+    events: list[tuple[str, Obj]] = []
+    event_message = _message(_WATCH_EVENT)
+    raw_message = _message("io.k8s.apimachinery.pkg.runtime.RawExtension")
+    position = 0
+    while position + 4 <= len(data):
+        (length,) = struct.unpack_from(">I", data, position)
+        start = position + 4
+        position = start + length
+        if position > len(data):
+            break
+        try:
+            fields = _delimited_fields(event_message, data, start, position)
+            type_start, type_stop = fields.get(1, (0, 0))
+            object_start, object_stop = fields.get(2, (0, 0))
+            raw_start, raw_stop = _delimited_fields(raw_message, data, object_start, object_stop).get(1, (0, 0))
+        except _GoError as error:
+            raise ProtobufError(str(error), str(error)) from None
+        events.append((data[type_start:type_stop].decode("utf-8", "replace"), decode(data[raw_start:raw_stop])))
+    return events
+
+
+def _delimited_fields(message: _Message, data: bytes, position: int, end: int) -> dict[int, tuple[int, int]]:
+    """Where each length-delimited field of ``message`` lies in ``data`` (the last one of a number
+    wins); other known fields are read over, unknown ones skipped as Go skips them."""
+    found: dict[int, tuple[int, int]] = {}
+    while position < end:
+        key, position = _read_varint(data, position, end)
+        field = message.by_tag.get(key)
+        if field is None:
+            position = message._unknown(key, data, position, end)
+        elif key & 7 == 2:
+            found[field.number] = _read_length(data, position, end)
+            position = found[field.number][1]
+        else:
+            position = _read_number(field.code, data, position, end)[1]
+    return found
+
+
+def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
+    """The JSON-form dict of a protobuf body, apiVersion and kind from the envelope.
+
+    ``into`` is the (apiVersion, kind) the request's URL expects: it fills what the envelope
+    leaves empty (upstream's ``copyKindDefaults``) and words errors as the apiserver's
+    ``transformDecodeError`` does for that kind (``str(error)`` is then the whole 400 message).
+    """
+    into_kind = into[1] if into else ""
+    if not body:
+        raise _error("empty data", body, into_kind)
+    if body[:4] != MAGIC:
+        raise _error("provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]",
+                     body, into_kind)
+    if len(body) == 4:
+        raise _error("empty body", body, into_kind)
+    try:
+        api_version, kind, raw_start, raw_stop = _envelope(body)
+    except _GoError as error:
+        raise _error(str(error), body, into_kind) from None
+    envelope_text = f'runtime.TypeMeta{{APIVersion:"{api_version}", Kind:"{kind}"}}'
+    if into is not None:
+        api_version, kind = _kind_defaults(api_version, kind, into)
+    if not kind:
+        raise _error(f"Object 'Kind' is missing in '{envelope_text}'", body, into_kind)
+    if not wire.split_api_version(api_version)[1]:
+        raise _error(f"Object 'apiVersion' is missing in '{envelope_text}'", body, into_kind)
+    name = wire.message_name(api_version, kind)
+    if name is None:
+        raise _error(f'no kind "{kind}" is registered for version "{api_version}" in scheme '
+                     '"pkg/api/legacyscheme/scheme.go:30"', body, into_kind, api_version, kind)
+    obj: Obj = {"kind": kind, "apiVersion": api_version}
+    try:
+        obj.update(_message(name).decode(body, raw_start, raw_stop))
+    except _GoError as error:
+        raise _error(str(error), body, into_kind, api_version, kind) from None
+    except RecursionError:
+        raise _error("proto: exceeded maximum nesting depth", body, into_kind, api_version, kind) from None
+    except (binascii.Error, ValueError) as error:
+        raise _error(str(error), body, into_kind, api_version, kind) from None
+    return obj
+
+
+def _envelope(body: bytes) -> tuple[str, str, int, int]:
+    """``runtime.Unknown``'s apiVersion, kind and where ``raw`` lies in ``body``."""
+    unknown = _message(_UNKNOWN)
+    fields = _delimited_fields(unknown, body, 4, len(body))
+    meta_start, meta_stop = fields.get(1, (0, 0))
+    meta = _delimited_fields(_message(_TYPE_META), body, meta_start, meta_stop)
+    api_version = body[slice(*meta.get(1, (0, 0)))].decode("utf-8", "replace")
+    kind = body[slice(*meta.get(2, (0, 0)))].decode("utf-8", "replace")
+    raw_start, raw_stop = fields.get(2, (0, 0))
+    return api_version, kind, raw_start, raw_stop
+
+
+def _kind_defaults(api_version: str, kind: str, into: tuple[str, str]) -> tuple[str, str]:
+    """upstream's copyKindDefaults: the URL's group, version and kind fill what the envelope left out."""
+    group, version = wire.split_api_version(api_version)
+    default_group, default_version = wire.split_api_version(into[0])
+    kind = kind or into[1]
+    if not version:
+        if not group:
+            group, version = default_group, default_version
+        elif group == default_group:
+            version = default_version
+    return (f"{group}/{version}" if group else version), kind
+
+
+def _error(base: str, body: bytes, into_kind: str, api_version: str = "", kind: str = "") -> ProtobufError:
+    if not into_kind:
+        return ProtobufError(base, base, api_version, kind)
+    if kind:
+        version = wire.split_api_version(api_version)[1]
+        text = f'{kind} in version "{version}" cannot be handled as a {into_kind}: {base}'
+    else:
+        text = f"the object provided is unrecognized (must be of type {into_kind}): {base} ({_summary(body)})"
+    return ProtobufError(text, base, api_version, kind)
+
+
+def _summary(body: bytes, limit: int = 30) -> str:
+    """upstream's summarizeData: a body's first bytes, as text when it looks like JSON, else hex."""
+    if not body:
+        return "<empty>"
+    more = " ..." if len(body) > limit else ""
+    if body[:1] == b"{":
+        return body[:limit].decode(errors="replace") + more
+    return body[:limit].hex() + more
