@@ -45,6 +45,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,11 @@ def parse_go(sources: list[str]) -> GoPackage:
 
 
 def read_package(mirror: Path, tag: str, proto_path: str) -> tuple[str, list[tuple[str, list[dict[str, Any]]]]]:
-    text = git(mirror, "show", f"{tag}:{proto_path}")
+    return parse_proto(git(mirror, "show", f"{tag}:{proto_path}"), proto_path)
+
+
+def parse_proto(text: str, proto_path: str) -> tuple[str, list[tuple[str, list[dict[str, Any]]]]]:
+    """A ``generated.proto``'s package and its messages' fields (label, type, map key, name, number)."""
     package_match = _PACKAGE.search(text)
     assert package_match is not None
     package = package_match.group(1)
@@ -264,8 +269,12 @@ def json_names(messages: dict[str, dict[str, Any]], name: str) -> list[str]:
     return names
 
 
-def check_against_openapi(messages: dict[str, dict[str, Any]]) -> None:
-    definitions = upstream.definitions()
+def check_against_openapi(messages: dict[str, dict[str, Any]],
+                          definitions: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    """Fail when a field's JSON name is not a property of the message's OpenAPI definition, or a
+    property (but apiVersion and kind) has no field."""
+    if definitions is None:
+        definitions = upstream.definitions()
     problems: list[str] = []
     for name in messages:
         if name not in definitions:

@@ -8,50 +8,51 @@ A body is the 4-byte magic ``k8s\\x00`` followed by a ``runtime.Unknown`` messag
 ``metav1.WatchEvent`` message (the stream serializer is the ``RawSerializer``: no magic, no
 envelope) whose ``object.raw`` is the object encoded as a whole body, magic and envelope
 included (apiserver pkg/endpoints/handlers/watch.go: the embedded encoder is the negotiated
-``Serializer``; pkg/util/framer: the length-delimited framer).
+``Serializer``; apimachinery pkg/util/framer: the length-delimited framer).
 
-Message schemas come from the wire facts of the registry of kinds (:mod:`kubeloop.server.kinds.wire`).
-Descriptors are built at runtime from those facts (one proto file per API package, added to a
-private pool when first needed), and encoding and parsing are done by the pinned ``protobuf``
-library (upb, in C); what stays in Python is one compiled converter per message between our
-JSON-form dicts and the messages' constructor arguments / parsed fields.
+Message schemas are the wire facts of the registry of kinds (:mod:`kubeloop.server.kinds.wire`).
+Encoding goes through the pinned ``protobuf`` library (:mod:`~kubeloop.server.codec.protobuf_library`:
+descriptors built from the facts, dicts converted to its messages). Decoding reads the wire
+directly, with one reader per message compiled from the same facts: it costs what parsing with
+the library and converting back costs, and it is Go's decoder in what it refuses and how it
+words it, which the library is not (it keeps a field of the wrong wire type as an unknown
+field, where Go's generated ``Unmarshal`` fails the request). Figures and the choice are in
+docs/decisions.md (``bench/protobuf.py``).
 
-Go semantics kept on both sides:
+Go semantics (gogo's generated ``Marshal`` / ``Unmarshal``):
 
-- encoding writes what Go's generated marshaller writes: every non-pointer scalar and struct
-  even at its zero value (a zero ``metav1.Time`` as seconds ``-62135596800``), pointers only
-  when set, maps sorted by key;
+- encoding writes what Go's marshaller writes: every non-pointer scalar and struct even at its
+  zero value, pointers only when set, repeated fields unpacked, maps sorted by key, fields in
+  number order; a zero ``metav1.Time`` as an empty message;
 - decoding gives the dict our JSON path stores for the same Go object: a non-pointer field with
   ``omitempty`` at its zero value is left out (JSON would leave it out), a zero Time is left out
   (JSON writes ``null``), pointers and fields without ``omitempty`` are kept even at zero, and
-  structs are kept even when empty (Go's JSON writes ``{}``);
-- kube's special types: ``metav1.Time`` / ``MicroTime`` ({seconds, nanos} <-> RFC 3339 text as
-  Go formats it), ``resource.Quantity`` ({string}), ``intstr.IntOrString`` ({type, intVal,
-  strVal}), ``metav1.Duration`` (nanoseconds <-> Go's duration text), ``runtime.RawExtension`` /
+  structs are kept even when empty (Go's JSON writes ``{}``); a repeated number may come packed;
+- kube's special types: ``metav1.Time`` (seconds) / ``MicroTime`` (microseconds) <-> RFC 3339
+  text, ``resource.Quantity`` ({string}), ``intstr.IntOrString`` ({type, intVal, strVal}),
+  ``metav1.Duration`` (nanoseconds <-> Go's duration text), ``runtime.RawExtension`` /
   apiextensions ``JSON`` / ``FieldsV1`` (raw bytes = JSON text), ``bytes`` fields (base64 text in
   JSON), named-slice wrappers (``Verbs``, ``ExtraValue``: one ``items`` field, a plain list in
   JSON), inline-embedded structs, and the ``JSONSchemaProps*Or*`` unions.
 
 A body that is not a valid kube protobuf message raises :class:`ProtobufError` whose text is
-what Go's decoder says (gogo's generated ``Unmarshal``: ``proto: Pod: illegal tag 0 (wire type
-0)``, ``unexpected EOF``, ...), wrapped as the apiserver's ``transformDecodeError``
-(pkg/endpoints/handlers/rest.go) when the caller names the kind the body must be.
+what Go's decoder says (``proto: Pod: illegal tag 0 (wire type 0)``, ``unexpected EOF``,
+``proto: wrong wireType = 0 for field ObjectMeta``, ...), wrapped as the apiserver's
+``transformDecodeError`` (pkg/endpoints/handlers/rest.go) when the caller names the kind the
+body must be.
 """
 
 from __future__ import annotations
 
 import base64
-import datetime
-import functools
-import re
+import binascii
 import struct
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-from google.protobuf.message import DecodeError, Message
 
+from kubeloop.server.codec import gotext, protobuf_library
 from kubeloop.server.kinds import wire
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -62,27 +63,10 @@ Obj = dict[str, Any]
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _UNKNOWN = "io.k8s.apimachinery.pkg.runtime.Unknown"
+_TYPE_META = "io.k8s.apimachinery.pkg.runtime.TypeMeta"
 _WATCH_EVENT = _META + "WatchEvent"
-_EXT = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
-_EXT_BETA = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1beta1."
 
-_ZERO_SECONDS = -62135596800
-"""Go's zero ``time.Time`` as Unix seconds: what a non-pointer ``metav1.Time`` holds when unset."""
-
-_SPECIAL: dict[str, str] = {
-    _META + "Time": "time",
-    _META + "MicroTime": "microtime",
-    _META + "Duration": "duration",
-    _META + "FieldsV1": "raw",
-    "io.k8s.apimachinery.pkg.api.resource.Quantity": "quantity",
-    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": "intstr",
-    "io.k8s.apimachinery.pkg.runtime.RawExtension": "raw",
-    **{prefix + "JSON": "raw" for prefix in (_EXT, _EXT_BETA)},
-    **{prefix + "JSONSchemaPropsOrArray": "or_array" for prefix in (_EXT, _EXT_BETA)},
-    **{prefix + "JSONSchemaPropsOrBool": "or_bool" for prefix in (_EXT, _EXT_BETA)},
-    **{prefix + "JSONSchemaPropsOrStringArray": "or_strings" for prefix in (_EXT, _EXT_BETA)},
-}
-"""Messages whose JSON form is not their fields (Go gives them custom JSON marshalling)."""
+SPECIAL = protobuf_library.SPECIAL
 
 
 class ProtobufError(Exception):
@@ -99,481 +83,495 @@ class ProtobufError(Exception):
         self.kind = kind
 
 
-# --- descriptors -----------------------------------------------------------------------------
-
-_FIELD_TYPES = {
-    "string": descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-    "bytes": descriptor_pb2.FieldDescriptorProto.TYPE_BYTES,
-    "bool": descriptor_pb2.FieldDescriptorProto.TYPE_BOOL,
-    "int32": descriptor_pb2.FieldDescriptorProto.TYPE_INT32,
-    "int64": descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
-    "uint32": descriptor_pb2.FieldDescriptorProto.TYPE_UINT32,
-    "uint64": descriptor_pb2.FieldDescriptorProto.TYPE_UINT64,
-    "double": descriptor_pb2.FieldDescriptorProto.TYPE_DOUBLE,
-    "float": descriptor_pb2.FieldDescriptorProto.TYPE_FLOAT,
-}
-_OPTIONAL = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
-_REPEATED = descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED
-_MESSAGE = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
+class _GoError(Exception):
+    """What Go's decoder returns, before the apiserver words it for the request."""
 
 
-def _proto_name(definition: str) -> str:
-    """The message's full name in our pool: the definition name, dashes made underscores."""
-    return definition.replace("-", "_")
+_EOF = "unexpected EOF"
+_OVERFLOW = "proto: integer overflow"
+_NEGATIVE = "proto: negative length found during unmarshaling"
 
 
-def _package(definition: str) -> str:
-    return definition.rpartition(".")[0]
+# --- varints -----------------------------------------------------------------------------------
+
+_SMALL = [bytes((n,)) for n in range(128)]
 
 
-def _field_name(number: int) -> str:
-    """Fields are named by number in the pool: JSON names such as ``$ref`` are not identifiers."""
-    return f"f{number}"
+def _varint(value: int) -> bytes:
+    if 0 <= value < 128:
+        return _SMALL[value]
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
-class _Pool:
-    """A private descriptor pool, filled one API package (one proto file) at a time."""
-
-    def __init__(self) -> None:
-        self.pool = descriptor_pool.DescriptorPool()
-        self._files: set[str] = set()
-        self._by_package: dict[str, list[str]] = {}
-        for name in wire.messages():
-            self._by_package.setdefault(_package(name), []).append(name)
-
-    def message_class(self, definition: str) -> type[Message]:
-        self._add_package(_package(definition))
-        descriptor = self.pool.FindMessageTypeByName(_proto_name(definition))
-        found: type[Message] = message_factory.GetMessageClass(descriptor)
-        return found
-
-    def _add_package(self, package: str) -> None:
-        if package in self._files:
-            return
-        self._files.add(package)
-        file = descriptor_pb2.FileDescriptorProto(name=package + ".proto", package=_proto_name(package),
-                                                  syntax="proto2")
-        deps: set[str] = set()
-        messages = wire.messages()
-        for name in self._by_package[package]:
-            message = file.message_type.add(name=name.rpartition(".")[2])
-            for entry in messages[name]["fields"]:
-                self._add_field(file, message, entry, package, deps)
-        for dep in sorted(deps):
-            self._add_package(dep)
-        file.dependency.extend(sorted(dep + ".proto" for dep in deps))
-        self.pool.Add(file)
-
-    def _add_field(self, file: descriptor_pb2.FileDescriptorProto, message: descriptor_pb2.DescriptorProto,
-                   entry: Mapping[str, Any], package: str, deps: set[str]) -> None:
-        number: int = entry["n"]
-        type_name: str = entry["t"]
-        field = message.field.add(name=_field_name(number), number=number)
-        if "map" in entry:
-            # A map is a repeated nested entry message with key = 1, value = 2 and map_entry set.
-            entry_name = f"F{number}Entry"
-            nested = message.nested_type.add(name=entry_name)
-            nested.options.map_entry = True
-            nested.field.add(name="key", number=1, label=_OPTIONAL, type=_FIELD_TYPES[entry["map"]])
-            value = nested.field.add(name="value", number=2, label=_OPTIONAL)
-            self._set_type(value, type_name, package, deps)
-            field.label = _REPEATED
-            field.type = _MESSAGE
-            field.type_name = f".{_proto_name(package)}.{message.name}.{entry_name}"
-            return
-        field.label = _REPEATED if entry.get("rep") else _OPTIONAL
-        self._set_type(field, type_name, package, deps)
-        del file
-
-    @staticmethod
-    def _set_type(field: descriptor_pb2.FieldDescriptorProto, type_name: str, package: str, deps: set[str]) -> None:
-        scalar = _FIELD_TYPES.get(type_name)
-        if scalar is not None:
-            field.type = scalar
-            return
-        field.type = _MESSAGE
-        field.type_name = "." + _proto_name(type_name)
-        if _package(type_name) != package:
-            deps.add(_package(type_name))
+def _read_varint(data: bytes, position: int, end: int) -> tuple[int, int]:
+    """gogo's varint loop: ``integer overflow`` past 64 bits, ``unexpected EOF`` past the end."""
+    value = 0
+    shift = 0
+    while True:
+        if shift >= 64:
+            raise _GoError(_OVERFLOW)
+        if position >= end:
+            raise _GoError(_EOF)
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value & 0xFFFFFFFFFFFFFFFF, position
+        shift += 7
 
 
-@functools.cache
-def _pool() -> _Pool:
-    return _Pool()
+def _read_length(data: bytes, position: int, end: int) -> tuple[int, int]:
+    """A length prefix: (start, stop) of the bytes it announces."""
+    if position < end and data[position] < 0x80:
+        length = data[position]
+        position += 1
+    else:
+        length, position = _read_varint(data, position, end)
+        if length >= 1 << 63:
+            raise _GoError(_NEGATIVE)
+    stop = position + length
+    if stop > end:
+        raise _GoError(_EOF)
+    return position, stop
 
 
-# --- Go's text forms ---------------------------------------------------------------------------
-
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-_TIME_TEXT = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
-                        r"(?:([Zz])|([+-])(\d{2}):(\d{2}))$")
-
-
-def _parse_time(text: str) -> tuple[int, int]:
-    """RFC 3339 text -> (Unix seconds, nanoseconds), as Go's ``time.Parse`` reads it."""
-    found = _TIME_TEXT.match(text)
-    if found is None:
-        raise ValueError(f"not an RFC 3339 time: {text!r}")
-    year, month, day, hour, minute, second, fraction, _, sign, off_h, off_m = found.groups()
-    moment = datetime.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second),
-                               tzinfo=datetime.UTC)
-    seconds = (moment - _EPOCH) // datetime.timedelta(seconds=1)
-    if sign:
-        offset = int(off_h) * 3600 + int(off_m) * 60
-        seconds += -offset if sign == "+" else offset
-    nanos = int((fraction or "0")[:9].ljust(9, "0"))
-    return seconds, nanos
-
-
-def _format_time(seconds: int, nanos: int, micro: bool) -> str:
-    """Go's ``Time.MarshalJSON`` (RFC 3339, seconds, UTC) or ``MicroTime``'s (6 fraction digits)."""
-    moment = _EPOCH + datetime.timedelta(seconds=seconds)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    if micro:
-        text += f".{nanos // 1000:06d}"
-    return text + "Z"
-
-
-_DURATION_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9,
-                   "h": 3600 * 10**9}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+def _skip(wire_type: int, data: bytes, position: int, end: int) -> int:
+    """gogo's ``skipGenerated``: the end of a field the message does not know."""
+    depth = 0
+    while True:
+        if wire_type == 0:
+            position = _read_varint(data, position, end)[1]
+        elif wire_type == 1:
+            position += 8
+        elif wire_type == 2:
+            length, position = _read_varint(data, position, end)
+            if length >= 1 << 63:
+                raise _GoError(_NEGATIVE)
+            position += length
+        elif wire_type == 3:
+            depth += 1
+        elif wire_type == 4:
+            if depth == 0:
+                raise _GoError("proto: unexpected end of group")
+            depth -= 1
+        elif wire_type == 5:
+            position += 4
+        else:
+            raise _GoError(f"proto: illegal wireType {wire_type}")
+        if position > end:
+            raise _GoError(_EOF)
+        if depth == 0:
+            return position
+        key, position = _read_varint(data, position, end)
+        wire_type = key & 7
 
 
-def parse_duration(text: str) -> int:
-    """Go's ``time.ParseDuration``: ``"1h0m0s"`` -> nanoseconds."""
-    body = text
-    sign = 1
-    if body[:1] in "+-" and body:
-        sign = -1 if body[0] == "-" else 1
-        body = body[1:]
-    if body == "0":
-        return 0
-    total = 0
-    position = 0
-    for part in _DURATION_PART.finditer(body):
-        if part.start() != position:
-            break
-        number, unit = part.groups()
-        whole, _, fraction = number.partition(".")
-        scale = _DURATION_UNITS[unit]
-        total += int(whole or "0") * scale + (int(fraction) * scale // 10 ** len(fraction) if fraction else 0)
-        position = part.end()
-    if position != len(body) or not body:
-        raise ValueError(f'time: invalid duration "{text}"')
-    return sign * total
+# --- compiled messages ---------------------------------------------------------------------------
+
+# Field codes: how a value is written and read.
+_STRING, _BOOL, _INT32, _INT64, _UINT, _DOUBLE, _FLOAT, _BYTES, _MESSAGE, _INLINE = range(10)
+_SCALAR_CODES = {"string": _STRING, "bool": _BOOL, "int32": _INT32, "int64": _INT64, "uint32": _UINT,
+                 "uint64": _UINT, "double": _DOUBLE, "float": _FLOAT, "bytes": _BYTES}
+_WIRE_TYPE = {_STRING: 2, _BOOL: 0, _INT32: 0, _INT64: 0, _UINT: 0, _DOUBLE: 1, _FLOAT: 5, _BYTES: 2,
+              _MESSAGE: 2, _INLINE: 2}
+_ZERO_VALUES: dict[int, Any] = {_STRING: "", _BOOL: False, _INT32: 0, _INT64: 0, _UINT: 0, _DOUBLE: 0.0,
+                                _FLOAT: 0.0}
+
+_ABSENT: Any = object()
+"""A decoded value JSON would not write (a zero Time, an empty raw extension)."""
+
+_REPEATED = 1
+_MAP = 2
 
 
-def format_duration(nanos: int) -> str:
-    """Go's ``time.Duration.String``: ``3600000000000`` -> ``"1h0m0s"``."""
-    if nanos == 0:
-        return "0s"
-    sign = "-" if nanos < 0 else ""
-    value = abs(nanos)
-    if value < 10**9:
-        for unit, scale in (("ms", 10**6), ("µs", 10**3), ("ns", 1)):
-            if value >= scale:
-                return sign + _fraction(value, scale) + unit
-    seconds_text = _fraction(value % (60 * 10**9), 10**9) + "s"
-    minutes = value // (60 * 10**9)
-    if minutes == 0:
-        return sign + seconds_text
-    hours, minutes = divmod(minutes, 60)
-    if hours == 0:
-        return f"{sign}{minutes}m{seconds_text}"
-    return f"{sign}{hours}h{minutes}m{seconds_text}"
+FieldDecoder = Callable[[Obj, bytes, int, int], int]
+"""Reads one field's value at a position (just past its tag) into the dict; returns the new position."""
 
 
-def _fraction(value: int, scale: int) -> str:
-    whole, rest = divmod(value, scale)
-    if rest == 0:
-        return str(whole)
-    digits = len(str(scale)) - 1
-    return f"{whole}.{rest:0{digits}d}".rstrip("0")
+class _Field:
+    __slots__ = ("code", "go", "json", "number", "omit", "shape", "sub", "wire_type")
+
+    def __init__(self, entry: Mapping[str, Any], sub: _Message | None) -> None:
+        self.json: str = entry["name"]
+        self.number: int = entry["n"]
+        self.go: str = entry.get("go") or self.json[:1].upper() + self.json[1:]
+        self.code = _INLINE if entry.get("inline") else _SCALAR_CODES.get(entry["t"], _MESSAGE)
+        self.shape = _REPEATED if entry.get("rep") else _MAP if "map" in entry else 0
+        self.omit = bool(entry.get("omit"))
+        self.sub = sub
+        self.wire_type = 2 if self.shape == _MAP else _WIRE_TYPE[self.code]
+
+    def decoder(self) -> FieldDecoder:
+        return _field_decoder(self)
 
 
-# --- converters ----------------------------------------------------------------------------------
+def _field_decoder(field: _Field) -> FieldDecoder:
+    """The field's reader; the common shapes (a string, a message, a number, kept or dropped at
+    zero) are spelled out, as a call per field is most of what decoding costs."""
+    name = field.json
+    code = field.code
+    omit = field.omit
+    sub = field.sub
+    if field.shape == _MAP:
+        return _map_decoder(field)
+    if field.shape == _REPEATED:
+        convert = _value_reader(field)
 
-Encode = Callable[[Any], Any]
-Decode = Callable[[Any], Any]
+        def read_repeated(out: Obj, data: bytes, position: int, end: int) -> int:
+            value, position = convert(data, position, end)
+            if value is not _ABSENT:
+                found = out.get(name)
+                if found is None:
+                    out[name] = [value]
+                else:
+                    found.append(value)
+            return position
+        return read_repeated
+    if code == _STRING:
+        def read_string(out: Obj, data: bytes, position: int, end: int) -> int:
+            size = data[position] if position < end else 0x80
+            if size < 0x80:
+                position += 1
+                stop = position + size
+                if stop > end:
+                    raise _GoError(_EOF)
+            else:
+                position, stop = _read_length(data, position, end)
+            if omit and stop == position:
+                out.pop(name, None)
+            else:
+                out[name] = data[position:stop].decode("utf-8", "replace")
+            return stop
+        return read_string
+    if code == _MESSAGE:
+        assert sub is not None
+        decode = sub.decode
+
+        def read_message(out: Obj, data: bytes, position: int, end: int) -> int:
+            size = data[position] if position < end else 0x80
+            if size < 0x80:
+                position += 1
+                stop = position + size
+                if stop > end:
+                    raise _GoError(_EOF)
+            else:
+                position, stop = _read_length(data, position, end)
+            value = decode(data, position, stop)
+            if value is not _ABSENT:
+                out[name] = value
+            return stop
+        return read_message
+    if code == _INLINE:
+        assert sub is not None
+        decode_inline = sub.decode
+
+        def read_inline(out: Obj, data: bytes, position: int, end: int) -> int:
+            start, stop = _read_length(data, position, end)
+            out.update(decode_inline(data, start, stop))
+            return stop
+        return read_inline
+    convert = _value_reader(field)
+
+    def read_value(out: Obj, data: bytes, position: int, end: int) -> int:
+        value, position = convert(data, position, end)
+        if omit and not value:
+            out.pop(name, None)
+        else:
+            out[name] = value
+        return position
+    return read_value
 
 
-def _identity(value: Any) -> Any:
-    return value
+def _value_reader(field: _Field) -> Callable[[bytes, int, int], tuple[Any, int]]:
+    """Reads one value of the field's type: (value, position after it)."""
+    code = field.code
+    sub = field.sub
+    if code == _STRING:
+        def string(data: bytes, position: int, end: int) -> tuple[Any, int]:
+            start, stop = _read_length(data, position, end)
+            return data[start:stop].decode("utf-8", "replace"), stop
+        return string
+    if code == _MESSAGE:
+        assert sub is not None
+        decode = sub.decode
+
+        def message(data: bytes, position: int, end: int) -> tuple[Any, int]:
+            start, stop = _read_length(data, position, end)
+            return decode(data, start, stop), stop
+        return message
+    if code == _BYTES:
+        def raw(data: bytes, position: int, end: int) -> tuple[Any, int]:
+            start, stop = _read_length(data, position, end)
+            return base64.b64encode(data[start:stop]).decode("ascii"), stop
+        return raw
+    return lambda data, position, end: _read_number(code, data, position, end)
 
 
-def _to_float(value: Any) -> float:
-    return float(value)
+def _packed_decoder(field: _Field) -> FieldDecoder:
+    """gogo reads a repeated number field packed as well as one value per tag."""
+    name = field.json
+    code = field.code
+
+    def read_packed(out: Obj, data: bytes, position: int, end: int) -> int:
+        start, stop = _read_length(data, position, end)
+        values = out.setdefault(name, [])
+        while start < stop:
+            value, start = _read_number(code, data, start, stop)
+            values.append(value)
+        return stop
+    return read_packed
 
 
-def _from_float(value: float) -> float | int:
-    return int(value) if value.is_integer() and abs(value) < 2**63 else value
+def _map_decoder(field: _Field) -> FieldDecoder:
+    """One map entry: gogo reads key 1 and value 2, skips anything else, and zero-fills what is
+    missing."""
+    name = field.json
+    code = field.code
+    sub = field.sub
+
+    def read_entry(out: Obj, data: bytes, position: int, end: int) -> int:
+        start, stop = _read_length(data, position, end)
+        key_text = ""
+        value: Any = _ZERO_VALUES.get(code, "")
+        if code == _MESSAGE:
+            assert sub is not None
+            value = sub.decode(data, 0, 0)
+        while start < stop:
+            key, start = _read_varint(data, start, stop)
+            number = key >> 3
+            if number == 1:
+                begin, start = _read_length(data, start, stop)
+                key_text = data[begin:start].decode("utf-8", "replace")
+            elif number == 2:
+                if code in (_STRING, _MESSAGE, _BYTES):
+                    begin, start = _read_length(data, start, stop)
+                    if code == _STRING:
+                        value = data[begin:start].decode("utf-8", "replace")
+                    elif code == _BYTES:
+                        value = base64.b64encode(data[begin:start]).decode("ascii")
+                    else:
+                        value = sub.decode(data, begin, start)  # type: ignore[union-attr]
+                else:
+                    value, start = _read_number(code, data, start, stop)
+            else:
+                start = _skip(key & 7, data, start, stop)
+        found = out.get(name)
+        if found is None:
+            out[name] = {key_text: value}
+        else:
+            found[key_text] = value
+        return stop
+    return read_entry
 
 
-def _to_bytes(value: Any) -> bytes:
-    return base64.b64decode(value)
+class _Message:
+    """One message's compiled reader."""
 
-
-def _from_bytes(value: bytes) -> str:
-    return base64.b64encode(value).decode("ascii")
-
-
-_ZERO_SCALARS: dict[str, Any] = {"string": "", "bool": False, "int32": 0, "int64": 0, "uint32": 0, "uint64": 0,
-                                 "double": 0.0, "float": 0.0}
-
-
-class _Converter:
-    """Compiled conversions of one message between its JSON-form dict and the library's message.
-
-    ``encode(obj)`` gives the constructor arguments (nested dicts and lists the library turns into
-    messages in C); ``decode(msg)`` the JSON-form dict of a parsed message.
-    """
-
-    __slots__ = ("by_number", "decode", "encode", "fields", "inline", "name", "special", "zeros")
+    __slots__ = ("by_number", "by_tag", "decode", "decoders", "fields", "go_name", "name", "special")
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.special = _SPECIAL.get(name, "list" if wire.messages()[name].get("list") else "")
-        self.fields: list[tuple[str, str, Encode]] = []
-        self.inline: list[tuple[str, _Converter]] = []
-        self.by_number: dict[int, tuple[str, Decode, bool, bool]] = {}
-        self.zeros: dict[str, Any] = {}
-        self.encode: Encode = self._encode_struct
-        self.decode: Decode = self._decode_struct
+        facts = wire.messages()[name]
+        self.special = SPECIAL.get(name, "list" if facts.get("list") else "")
+        self.go_name = "Timestamp" if self.special in ("time", "microtime") else name.rpartition(".")[2]
+        self.fields: list[_Field] = []
+        self.by_tag: dict[int, _Field] = {}
+        self.by_number: dict[int, _Field] = {}
+        self.decoders: dict[int, FieldDecoder] = {}
+        # Bound here, before any message is compiled, so that readers of fields that refer to
+        # this message (cycles included) capture the final function.
+        self.decode: Callable[[bytes, int, int], Any] = self._decode_struct
+        if self.special:
+            special_decoder = _SPECIAL_DECODERS[self.special]
+            self.decode = lambda data, position, end: special_decoder(self, data, position, end)
 
     def compile(self) -> None:
-        special = self.special
-        if special:
-            self.encode = getattr(self, "_encode_" + special)
-            self.decode = getattr(self, "_decode_" + special)
-            self.zeros = self._special_zeros()
-            return
-        for entry in wire.messages()[self.name]["fields"]:
-            number: int = entry["n"]
-            key = _field_name(number)
+        entries = sorted(wire.messages()[self.name]["fields"], key=lambda entry: entry["n"])
+        for entry in entries:
             type_name: str = entry["t"]
-            scalar = type_name in _ZERO_SCALARS or type_name == "bytes"
-            sub = None if scalar else _converter(type_name)
-            if entry.get("inline"):
-                assert sub is not None
-                self.inline.append((key, sub))
-                self.by_number[number] = ("", sub.decode, False, True)
-                self.zeros[key] = sub.zeros
-                continue
-            enc: Encode
-            dec: Decode
-            if type_name == "bytes":
-                enc, dec = _to_bytes, _from_bytes
-            elif type_name in ("double", "float"):
-                enc, dec = _to_float, _from_float
-            elif sub is None:
-                enc, dec = _identity, _identity
-            else:
-                enc, dec = sub.encode, sub.decode
-            repeated = bool(entry.get("rep"))
-            mapped = "map" in entry
-            if repeated:
-                enc, dec = _list_of(enc), _list_of(dec)
-            elif mapped:
-                enc, dec = _map_of(enc), _map_of(dec)
-            self.fields.append((entry["name"], key, enc))
-            omit = bool(entry.get("omit"))
-            self.by_number[number] = (entry["name"], dec, omit, False)
-            if not (repeated or mapped or entry.get("ptr")):
-                if scalar:
-                    if type_name != "bytes":
-                        self.zeros[key] = _ZERO_SCALARS[type_name]
-                else:
-                    assert sub is not None
-                    self.zeros[key] = sub.zeros
+            sub = None if type_name in _SCALAR_CODES else _message(type_name)
+            field = _Field(entry, sub)
+            self.fields.append(field)
+            self.by_number[field.number] = field
+            key = field.number << 3 | field.wire_type
+            self.by_tag[key] = field
+            self.decoders[key] = field.decoder()
+            if field.shape == _REPEATED and field.wire_type != 2:
+                self.by_tag[field.number << 3 | 2] = field
+                self.decoders[field.number << 3 | 2] = _packed_decoder(field)
 
-    def _special_zeros(self) -> dict[str, Any]:
-        special = self.special
-        if special in ("time", "microtime"):
-            return {"f1": _ZERO_SECONDS, "f2": 0}
-        if special == "intstr":
-            return {"f1": 0, "f2": 0, "f3": ""}
-        if special == "quantity":
-            return {"f1": "0"}
-        if special in ("duration",):
-            return {"f1": 0}
-        if special == "or_bool":
-            return {"f1": False}
-        return {}
-
-    # structs
-
-    def _encode_struct(self, obj: Any) -> dict[str, Any]:
-        out = dict(self.zeros)
-        for name, key, enc in self.fields:
-            value = obj.get(name)
-            if value is not None:
-                out[key] = enc(value)
-        for key, sub in self.inline:
-            out[key] = sub.encode(obj)
-        return out
-
-    def _decode_struct(self, msg: Message) -> Obj:
+    def _decode_struct(self, data: bytes, position: int, end: int) -> Any:
         out: Obj = {}
-        by_number = self.by_number
-        for field, value in msg.ListFields():
-            found = by_number.get(field.number)
-            if found is None:
-                continue
-            name, dec, omit, inline = found
-            if inline:
-                out.update(dec(value))
-                continue
-            if omit and not value:
-                continue
-            decoded = dec(value)
-            if decoded is not _ABSENT:
-                out[name] = decoded
+        decoders = self.decoders
+        while position < end:
+            key = data[position]
+            if key < 0x80:
+                position += 1
+            else:
+                key, position = _read_varint(data, position, end)
+            decoder = decoders.get(key)
+            if decoder is None:
+                position = self._unknown(key, data, position, end)
+            else:
+                position = decoder(out, data, position, end)
         return out
 
-    # special types
-
-    @staticmethod
-    def _encode_time(value: Any) -> dict[str, int]:
-        seconds, nanos = _parse_time(value)
-        return {"f1": seconds, "f2": nanos}
-
-    _encode_microtime = _encode_time
-
-    @staticmethod
-    def _decode_time(msg: Any) -> Any:
-        if msg.f1 == _ZERO_SECONDS and msg.f2 == 0:
-            return _ABSENT
-        return _format_time(msg.f1, msg.f2, micro=False)
-
-    @staticmethod
-    def _decode_microtime(msg: Any) -> Any:
-        if msg.f1 == _ZERO_SECONDS and msg.f2 == 0:
-            return _ABSENT
-        return _format_time(msg.f1, msg.f2, micro=True)
-
-    @staticmethod
-    def _encode_quantity(value: Any) -> dict[str, str]:
-        return {"f1": value if isinstance(value, str) else str(value)}
-
-    @staticmethod
-    def _decode_quantity(msg: Any) -> str:
-        return str(msg.f1)
-
-    @staticmethod
-    def _encode_intstr(value: Any) -> dict[str, Any]:
-        if isinstance(value, str):
-            return {"f1": 1, "f2": 0, "f3": value}
-        return {"f1": 0, "f2": value, "f3": ""}
-
-    @staticmethod
-    def _decode_intstr(msg: Any) -> Any:
-        return msg.f3 if msg.f1 == 1 else msg.f2
-
-    @staticmethod
-    def _encode_duration(value: Any) -> dict[str, int]:
-        return {"f1": parse_duration(value)}
-
-    @staticmethod
-    def _decode_duration(msg: Any) -> str:
-        return format_duration(msg.f1)
-
-    @staticmethod
-    def _encode_raw(value: Any) -> dict[str, bytes]:
-        return {"f1": orjson.dumps(value)}
-
-    @staticmethod
-    def _decode_raw(msg: Any) -> Any:
-        raw = msg.f1
-        if not raw:
-            return _ABSENT
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError as error:
-            raise _FieldError(f"invalid JSON in a raw field: {error}") from None
-
-    def _encode_list(self, value: Any) -> dict[str, Any]:
-        return {"f1": list(value)}
-
-    @staticmethod
-    def _decode_list(msg: Any) -> list[Any]:
-        return list(msg.f1)
-
-    def _schema(self) -> _Converter:
-        return _converter(self.name.rpartition(".")[0] + ".JSONSchemaProps")
-
-    def _encode_or_array(self, value: Any) -> dict[str, Any]:
-        schema = self._schema()
-        if isinstance(value, list):
-            return {"f2": [schema.encode(item) for item in value]}
-        return {"f1": schema.encode(value)}
-
-    def _decode_or_array(self, msg: Any) -> Any:
-        schema = self._schema()
-        if msg.HasField("f1"):
-            return schema.decode(msg.f1)
-        return [schema.decode(item) for item in msg.f2]
-
-    def _encode_or_bool(self, value: Any) -> dict[str, Any]:
-        if isinstance(value, bool):
-            return {"f1": value}
-        return {"f1": True, "f2": self._schema().encode(value)}
-
-    def _decode_or_bool(self, msg: Any) -> Any:
-        if msg.HasField("f2"):
-            return self._schema().decode(msg.f2)
-        return bool(msg.f1)
-
-    def _encode_or_strings(self, value: Any) -> dict[str, Any]:
-        if isinstance(value, list):
-            return {"f2": list(value)}
-        return {"f1": self._schema().encode(value)}
-
-    def _decode_or_strings(self, msg: Any) -> Any:
-        if msg.HasField("f1"):
-            return self._schema().decode(msg.f1)
-        return list(msg.f2)
+    def _unknown(self, key: int, data: bytes, position: int, end: int) -> int:
+        wire_type = key & 7
+        number = (key >> 3) & 0xFFFFFFFF
+        if number & 0x80000000:
+            number -= 1 << 32
+        if wire_type == 4:
+            raise _GoError(f"proto: {self.go_name}: wiretype end group for non-group")
+        if number <= 0:
+            raise _GoError(f"proto: {self.go_name}: illegal tag {number} (wire type {wire_type})")
+        field = self.by_number.get(number)
+        if field is not None:
+            raise _GoError(f"proto: wrong wireType = {wire_type} for field {field.go}")
+        return _skip(wire_type, data, position, end)
 
 
-class _Absent:
-    """A decoded value JSON would not write (a zero Time, an empty raw extension)."""
+def _read_number(code: int, data: bytes, position: int, end: int) -> tuple[Any, int]:
+    if code == _DOUBLE:
+        if position + 8 > end:
+            raise _GoError(_EOF)
+        number = struct.unpack_from("<d", data, position)[0]
+        return (int(number) if number.is_integer() and abs(number) < 2**63 else number), position + 8
+    if code == _FLOAT:
+        if position + 4 > end:
+            raise _GoError(_EOF)
+        number = struct.unpack_from("<f", data, position)[0]
+        return (int(number) if number.is_integer() else number), position + 4
+    if position < end and data[position] < 0x80:
+        value = data[position]
+        position += 1
+    else:
+        value, position = _read_varint(data, position, end)
+    if code == _BOOL:
+        return value != 0, position
+    if code == _INT32:
+        value &= 0xFFFFFFFF
+        return (value - (1 << 32) if value & 0x80000000 else value), position
+    if code == _INT64:
+        return (value - (1 << 64) if value & (1 << 63) else value), position
+    return value, position
 
 
-_ABSENT: Any = _Absent()
+# --- kube's special types --------------------------------------------------------------------------
 
 
-class _FieldError(Exception):
-    """A field's content that Go's decoder refuses after parsing (invalid JSON in a raw field)."""
+def _fields(message: _Message, data: bytes, position: int, end: int) -> dict[int, Any]:
+    """A special message's fields by number (last one wins, as Go's decoder assigns)."""
+    found: dict[int, Any] = {}
+    while position < end:
+        key, position = _read_varint(data, position, end)
+        field = message.by_tag.get(key)
+        if field is None:
+            position = message._unknown(key, data, position, end)
+            continue
+        if key & 7 == 2:
+            start, position = _read_length(data, position, end)
+            if field.code == _MESSAGE:
+                assert field.sub is not None
+                value: Any = field.sub.decode(data, start, position)
+            else:
+                value = data[start:position]
+            if field.shape == _REPEATED:
+                found.setdefault(field.number, []).append(value)
+            else:
+                found[field.number] = value
+        else:
+            found[field.number], position = _read_number(field.code, data, position, end)
+    return found
 
 
-def _list_of(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    if convert is _identity:
-        return list
-    return lambda values: [convert(value) for value in values]
+def _length_delimited(number: int, data: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
 
 
-def _map_of(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    if convert is _identity:
-        return dict
-    return lambda values: {key: convert(value) for key, value in values.items()}
+def _decode_time(message: _Message, data: bytes, position: int, end: int) -> Any:
+    if position == end:
+        return _ABSENT
+    found = _fields(message, data, position, end)
+    seconds = found.get(1, 0)
+    nanos = found.get(2, 0) if message.special == "microtime" else 0
+    nanos -= nanos % 1000
+    if seconds == gotext.ZERO_SECONDS and nanos == 0:
+        return _ABSENT
+    return gotext.format_time(seconds, nanos, micro=message.special == "microtime")
 
 
-_CONVERTERS: dict[str, _Converter] = {}
+def _decode_quantity(message: _Message, data: bytes, position: int, end: int) -> Any:
+    return bytes(_fields(message, data, position, end).get(1, b"")).decode("utf-8", "replace")
 
 
-def _converter(name: str) -> _Converter:
-    found = _CONVERTERS.get(name)
+def _decode_intstr(message: _Message, data: bytes, position: int, end: int) -> Any:
+    found = _fields(message, data, position, end)
+    if found.get(1, 0) == 1:
+        return bytes(found.get(3, b"")).decode("utf-8", "replace")
+    return found.get(2, 0)
+
+
+def _decode_duration(message: _Message, data: bytes, position: int, end: int) -> Any:
+    return gotext.format_duration(_fields(message, data, position, end).get(1, 0))
+
+
+def _decode_raw(message: _Message, data: bytes, position: int, end: int) -> Any:
+    raw = _fields(message, data, position, end).get(1)
+    if not raw:
+        return _ABSENT
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise _GoError(f"invalid character in raw JSON: {error}") from None
+
+
+def _decode_list(message: _Message, data: bytes, position: int, end: int) -> Any:
+    return [bytes(item).decode("utf-8", "replace") for item in _fields(message, data, position, end).get(1, [])]
+
+
+def _decode_or_array(message: _Message, data: bytes, position: int, end: int) -> Any:
+    found = _fields(message, data, position, end)
+    return found[1] if 1 in found else found.get(2, [])
+
+
+def _decode_or_bool(message: _Message, data: bytes, position: int, end: int) -> Any:
+    found = _fields(message, data, position, end)
+    return found[2] if 2 in found else bool(found.get(1, False))
+
+
+def _decode_or_strings(message: _Message, data: bytes, position: int, end: int) -> Any:
+    found = _fields(message, data, position, end)
+    if 1 in found:
+        return found[1]
+    return [bytes(item).decode("utf-8", "replace") for item in found.get(2, [])]
+
+
+_SPECIAL_DECODERS: dict[str, Callable[[_Message, bytes, int, int], Any]] = {
+    "time": _decode_time, "microtime": _decode_time, "quantity": _decode_quantity, "intstr": _decode_intstr,
+    "duration": _decode_duration, "raw": _decode_raw, "list": _decode_list, "or_array": _decode_or_array,
+    "or_bool": _decode_or_bool, "or_strings": _decode_or_strings,
+}
+
+_MESSAGES: dict[str, _Message] = {}
+
+
+def _message(name: str) -> _Message:
+    found = _MESSAGES.get(name)
     if found is None:
-        found = _CONVERTERS[name] = _Converter(name)
+        found = _MESSAGES[name] = _Message(name)
         found.compile()
     return found
 
 
-@functools.cache
-def _codec(name: str) -> tuple[_Converter, type[Message]]:
-    return _converter(name), _pool().message_class(name)
-
-
-# --- public interface ------------------------------------------------------------------------------------
+# --- public interface ------------------------------------------------------------------------------
 
 
 def has_schema(api_version: str, kind: str) -> bool:
@@ -582,31 +580,25 @@ def has_schema(api_version: str, kind: str) -> bool:
     return wire.message_name(api_version, kind) is not None
 
 
-def _message_name(api_version: str, kind: str) -> str:
+def encode_message(obj: Mapping[str, Any], api_version: str, kind: str) -> bytes:
+    """The object's own message bytes (the envelope's ``raw``), written by the library."""
     name = wire.message_name(api_version, kind)
     if name is None:
         raise ValueError(f"no protobuf message for {api_version} {kind}")
-    return name
+    return protobuf_library.encode_message(obj, name)
 
 
-def encode_message(obj: Mapping[str, Any], api_version: str, kind: str) -> bytes:
-    """The object's own message bytes (the envelope's ``raw``)."""
-    converter, cls = _codec(_message_name(api_version, kind))
-    data: bytes = cls(**converter.encode(obj)).SerializeToString(deterministic=True)
-    return data
-
-
-def _length_delimited(number: int, data: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
+    """The JSON-form fields of the message bytes ``data`` of ``kind`` (no envelope; no apiVersion
+    or kind in the result); raises :class:`ProtobufError` with Go's decoder text."""
+    name = wire.message_name(api_version, kind)
+    if name is None:
+        raise ValueError(f"no protobuf message for {api_version} {kind}")
+    try:
+        decoded: Obj = _message(name).decode(data, 0, len(data))
+    except _GoError as error:
+        raise ProtobufError(str(error), str(error), api_version, kind) from None
+    return decoded
 
 
 def encode(obj: Mapping[str, Any]) -> bytes:
@@ -628,22 +620,43 @@ def encode_watch_event(event_type: str, obj: Mapping[str, Any]) -> bytes:
 
 
 def decode_watch_frames(data: bytes) -> list[tuple[str, Obj]]:
-    """The events of a protobuf watch stream's bytes (complete frames only)."""
+    """The events of a protobuf watch stream's bytes (complete frames; a partial last one is left)."""
     events: list[tuple[str, Obj]] = []
-    _, event_class = _codec(_WATCH_EVENT)
+    event_message = _message(_WATCH_EVENT)
+    raw_message = _message("io.k8s.apimachinery.pkg.runtime.RawExtension")
     position = 0
     while position + 4 <= len(data):
         (length,) = struct.unpack_from(">I", data, position)
-        frame = data[position + 4:position + 4 + length]
-        if len(frame) < length:
+        start = position + 4
+        position = start + length
+        if position > len(data):
             break
-        position += 4 + length
         try:
-            event: Any = event_class.FromString(frame)
-        except DecodeError:
-            raise ProtobufError(_scan_error(frame, _WATCH_EVENT), _scan_error(frame, _WATCH_EVENT)) from None
-        events.append((str(event.f1), decode(bytes(event.f2.f1))))
+            fields = _delimited_fields(event_message, data, start, position)
+            type_start, type_stop = fields.get(1, (0, 0))
+            object_start, object_stop = fields.get(2, (0, 0))
+            raw_start, raw_stop = _delimited_fields(raw_message, data, object_start, object_stop).get(1, (0, 0))
+        except _GoError as error:
+            raise ProtobufError(str(error), str(error)) from None
+        events.append((data[type_start:type_stop].decode(), decode(data[raw_start:raw_stop])))
     return events
+
+
+def _delimited_fields(message: _Message, data: bytes, position: int, end: int) -> dict[int, tuple[int, int]]:
+    """Where each length-delimited field of ``message`` lies in ``data`` (the last one of a number
+    wins); other known fields are read over, unknown ones skipped as Go skips them."""
+    found: dict[int, tuple[int, int]] = {}
+    while position < end:
+        key, position = _read_varint(data, position, end)
+        field = message.by_tag.get(key)
+        if field is None:
+            position = message._unknown(key, data, position, end)
+        elif key & 7 == 2:
+            found[field.number] = _read_length(data, position, end)
+            position = found[field.number][1]
+        else:
+            position = _read_number(field.code, data, position, end)[1]
+    return found
 
 
 def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
@@ -651,7 +664,7 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
 
     ``into`` is the (apiVersion, kind) the request's URL expects: it fills what the envelope
     leaves empty (upstream's ``copyKindDefaults``) and words errors as the apiserver's
-    ``transformDecodeError`` does for that kind.
+    ``transformDecodeError`` does for that kind (``str(error)`` is then the whole 400 message).
     """
     into_kind = into[1] if into else ""
     if not body:
@@ -661,38 +674,43 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
                      body, into_kind)
     if len(body) == 4:
         raise _error("empty body", body, into_kind)
-    data = body[4:]
-    _, unknown_class = _codec(_UNKNOWN)
     try:
-        unknown: Any = unknown_class.FromString(data)
-    except DecodeError:
-        raise _error(_scan_error(data, _UNKNOWN), body, into_kind) from None
-    api_version = str(unknown.f1.f1)
-    kind = str(unknown.f1.f2)
+        api_version, kind, raw_start, raw_stop = _envelope(body)
+    except _GoError as error:
+        raise _error(str(error), body, into_kind) from None
+    envelope_text = f'runtime.TypeMeta{{APIVersion:"{api_version}", Kind:"{kind}"}}'
     if into is not None:
         api_version, kind = _kind_defaults(api_version, kind, into)
     if not kind:
-        raise _error(f"Object 'Kind' is missing in '{_go_type_meta(unknown)}'", body, into_kind)
-    group, version = wire.split_api_version(api_version)
-    if not version:
-        raise _error(f"Object 'apiVersion' is missing in '{_go_type_meta(unknown)}'", body, into_kind)
+        raise _error(f"Object 'Kind' is missing in '{envelope_text}'", body, into_kind)
+    if not wire.split_api_version(api_version)[1]:
+        raise _error(f"Object 'apiVersion' is missing in '{envelope_text}'", body, into_kind)
     name = wire.message_name(api_version, kind)
     if name is None:
         raise _error(f'no kind "{kind}" is registered for version "{api_version}" in scheme '
                      '"pkg/api/legacyscheme/scheme.go:30"', body, into_kind, api_version, kind)
-    converter, cls = _codec(name)
-    raw = unknown.f2
+    obj: Obj = {"kind": kind, "apiVersion": api_version}
     try:
-        message = cls.FromString(raw)
-    except DecodeError:
-        raise _error(_scan_error(raw, name), body, into_kind, api_version, kind) from None
-    try:
-        obj: Obj = {"kind": kind, "apiVersion": api_version}
-        obj.update(converter.decode(message))
-    except (_FieldError, ValueError, UnicodeDecodeError) as error:
+        obj.update(_message(name).decode(body, raw_start, raw_stop))
+    except _GoError as error:
         raise _error(str(error), body, into_kind, api_version, kind) from None
-    del group
+    except RecursionError:
+        raise _error("proto: exceeded maximum nesting depth", body, into_kind, api_version, kind) from None
+    except (binascii.Error, ValueError) as error:
+        raise _error(str(error), body, into_kind, api_version, kind) from None
     return obj
+
+
+def _envelope(body: bytes) -> tuple[str, str, int, int]:
+    """``runtime.Unknown``'s apiVersion, kind and where ``raw`` lies in ``body``."""
+    unknown = _message(_UNKNOWN)
+    fields = _delimited_fields(unknown, body, 4, len(body))
+    meta_start, meta_stop = fields.get(1, (0, 0))
+    meta = _delimited_fields(_message(_TYPE_META), body, meta_start, meta_stop)
+    api_version = body[slice(*meta.get(1, (0, 0)))].decode("utf-8", "replace")
+    kind = body[slice(*meta.get(2, (0, 0)))].decode("utf-8", "replace")
+    raw_start, raw_stop = fields.get(2, (0, 0))
+    return api_version, kind, raw_start, raw_stop
 
 
 def _kind_defaults(api_version: str, kind: str, into: tuple[str, str]) -> tuple[str, str]:
@@ -706,10 +724,6 @@ def _kind_defaults(api_version: str, kind: str, into: tuple[str, str]) -> tuple[
         elif group == default_group:
             version = default_version
     return (f"{group}/{version}" if group else version), kind
-
-
-def _go_type_meta(unknown: Any) -> str:
-    return f'runtime.TypeMeta{{APIVersion:"{unknown.f1.f1}", Kind:"{unknown.f1.f2}"}}'
 
 
 def _error(base: str, body: bytes, into_kind: str, api_version: str = "", kind: str = "") -> ProtobufError:
@@ -727,168 +741,7 @@ def _summary(body: bytes, limit: int = 30) -> str:
     """upstream's summarizeData: a body's first bytes, as text when it looks like JSON, else hex."""
     if not body:
         return "<empty>"
-    head = body[:limit]
     more = " ..." if len(body) > limit else ""
     if body[:1] == b"{":
-        return head.decode(errors="replace") + more
-    return head.hex() + more
-
-
-# --- Go's decoder errors -------------------------------------------------------------------------------
-
-
-def _scan_error(data: bytes, name: str) -> str:
-    """The error gogo's generated ``Unmarshal`` returns for ``data`` as the message ``name``.
-
-    Only called once the library refused the bytes, so walking them in Python costs nothing on
-    the good path; the text is the first error Go meets walking the same bytes.
-    """
-    try:
-        _Scanner(data).message(name, 0, len(data))
-    except _ScanError as error:
-        return str(error)
-    return "unexpected EOF"
-
-
-class _ScanError(Exception):
-    pass
-
-
-_OVERFLOW = "proto: integer overflow"
-_EOF = "unexpected EOF"
-_NEGATIVE = "proto: negative length found during unmarshaling"
-
-_WIRE_TYPES = {"string": 2, "bytes": 2, "bool": 0, "int32": 0, "int64": 0, "uint32": 0, "uint64": 0, "double": 1,
-               "float": 5}
-
-_GO_MESSAGE_NAMES = {_META + "Time": "Timestamp", _META + "MicroTime": "Timestamp"}
-
-
-class _Scanner:
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-    def varint(self, position: int, end: int) -> tuple[int, int]:
-        value = 0
-        shift = 0
-        while True:
-            if shift >= 64:
-                raise _ScanError(_OVERFLOW)
-            if position >= end:
-                raise _ScanError(_EOF)
-            byte = self.data[position]
-            position += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return value, position
-            shift += 7
-
-    def length(self, position: int, end: int) -> tuple[int, int]:
-        length, position = self.varint(position, end)
-        if length >= 1 << 63:
-            raise _ScanError(_NEGATIVE)
-        if position + length > end:
-            raise _ScanError(_EOF)
-        return position + length, position
-
-    def message(self, name: str, position: int, end: int) -> None:
-        entries = {entry["n"]: entry for entry in wire.messages()[name]["fields"]}
-        go_name = _GO_MESSAGE_NAMES.get(name, name.rpartition(".")[2])
-        while position < end:
-            key, position = self.varint(position, end)
-            wire_type = key & 7
-            number = key >> 3
-            if number >= 1 << 31:
-                number -= 1 << 32
-            if wire_type == 4:
-                raise _ScanError(f"proto: {go_name}: wiretype end group for non-group")
-            if number <= 0:
-                raise _ScanError(f"proto: {go_name}: illegal tag {number} (wire type {wire_type})")
-            entry = entries.get(number)
-            if entry is None:
-                position = self.skip(wire_type, position, end)
-                continue
-            position = self.field(entry, wire_type, position, end)
-
-    def field(self, entry: Mapping[str, Any], wire_type: int, position: int, end: int) -> int:
-        type_name: str = entry["t"]
-        go_field = entry.get("go") or entry["name"][:1].upper() + entry["name"][1:]
-        expected = _WIRE_TYPES.get(type_name, 2)
-        if "map" in entry:
-            expected = 2
-        packable = entry.get("rep") and expected != 2
-        if wire_type != expected and not (packable and wire_type == 2):
-            raise _ScanError(f"proto: wrong wireType = {wire_type} for field {go_field}")
-        if wire_type == 0:
-            return self.varint(position, end)[1]
-        if wire_type == 1 or wire_type == 5:
-            size = 8 if wire_type == 1 else 4
-            if position + size > end:
-                raise _ScanError(_EOF)
-            return position + size
-        stop, start = self.length(position, end)
-        if "map" in entry:
-            self.map_entry(entry, start, stop)
-        elif expected == 2 and type_name not in _WIRE_TYPES:
-            self.message(type_name, start, stop)
-        elif packable:
-            while start < stop:
-                start = self.varint(start, stop)[1] if expected == 0 else start + (8 if expected == 1 else 4)
-            if start > stop:
-                raise _ScanError(_EOF)
-        return stop
-
-    def map_entry(self, entry: Mapping[str, Any], position: int, end: int) -> None:
-        value_type: str = entry["t"]
-        while position < end:
-            key, position = self.varint(position, end)
-            number, wire_type = key >> 3, key & 7
-            if number == 1 and wire_type == 2:
-                position = self.length(position, end)[0]
-            elif number == 2:
-                expected = _WIRE_TYPES.get(value_type, 2)
-                if wire_type != expected:
-                    position = self.skip(wire_type, position, end)
-                elif wire_type == 0:
-                    position = self.varint(position, end)[1]
-                elif wire_type == 2:
-                    stop, start = self.length(position, end)
-                    if value_type not in _WIRE_TYPES:
-                        self.message(value_type, start, stop)
-                    position = stop
-                else:
-                    position = self.skip(wire_type, position, end)
-            else:
-                position = self.skip(wire_type, position, end)
-
-    def skip(self, wire_type: int, position: int, end: int) -> int:
-        """gogo's ``skipGenerated`` for one field whose number the message does not know."""
-        depth = 0
-        while True:
-            if wire_type == 0:
-                position = self.varint(position, end)[1]
-            elif wire_type == 1:
-                position += 8
-            elif wire_type == 2:
-                length, position = self.varint(position, end)
-                if length >= 1 << 63:
-                    raise _ScanError(_NEGATIVE)
-                position += length
-            elif wire_type == 3:
-                depth += 1
-            elif wire_type == 4:
-                if depth == 0:
-                    raise _ScanError("proto: unexpected end of group")
-                depth -= 1
-            elif wire_type == 5:
-                position += 4
-            else:
-                raise _ScanError(f"proto: illegal wireType {wire_type}")
-            if position > end:
-                raise _ScanError(_EOF)
-            if depth == 0:
-                return position
-            key, position = self.varint(position, end)
-            wire_type = key & 7
+        return body[:limit].decode(errors="replace") + more
+    return body[:limit].hex() + more

@@ -65,4 +65,18 @@ def message_name(api_version: str, kind: str) -> str | None:
         for candidate in (f"{META}{version}.{kind}", f"{META}v1.{kind}"):
             if candidate in known:
                 return candidate
-    return None
+    # Kinds OpenAPI does not tag (the connect options: PodExecOptions...) live in the package
+    # of the group version's tagged kinds.
+    package = _packages().get((group, version))
+    candidate = f"{package}.{kind}"
+    return candidate if package is not None and candidate in known else None
+
+
+@functools.cache
+def _packages() -> Mapping[tuple[str, str], str]:
+    found: dict[tuple[str, str], str] = {}
+    for group, version, _, name in upstream.tagged_kinds():
+        package = name.rpartition(".")[0]
+        if not package.startswith(META):
+            found.setdefault((group, version), package)
+    return found
