@@ -220,6 +220,15 @@ def test_custom_resources_in_protobuf_only_as_metadata(server: ServerThread) -> 
     status, media_type, listed = call(server, "GET", WIDGETS, accept=CLIENT_GO_LIST)
     assert (status, media_type, listed["kind"]) == (200, PB, "PartialObjectMetadataList")
     assert [item["metadata"]["uid"] for item in listed["items"]] == [created["metadata"]["uid"]]
+    # Metadata informers watch them in protobuf too; a plain watch falls back to JSON.
+    status, headers, body = raw_request(server, "GET", f"{WIDGETS}?watch=1&timeoutSeconds=1",
+                                        headers={"Accept": CLIENT_GO_GET})
+    assert (status, headers["Content-Type"]) == (200, f"{PB};stream=watch")
+    assert protobuf.decode_watch_frames(body) == [("ADDED", meta)]
+    status, headers, body = raw_request(server, "GET", f"{WIDGETS}?watch=1&timeoutSeconds=1",
+                                        headers={"Accept": f"{PB}, {JSON}"})
+    assert (status, headers["Content-Type"]) == (200, JSON)
+    assert orjson.loads(body) == {"type": "ADDED", "object": created}
 
 
 def test_error_statuses_follow_accept(server: ServerThread) -> None:
