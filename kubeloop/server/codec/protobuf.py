@@ -46,7 +46,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import struct
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -277,6 +279,22 @@ def _field_decoder(field: _Field) -> FieldDecoder:
             out.update(decode_inline(data, start, stop))
             return stop
         return read_inline
+    if code in (_INT32, _INT64, _BOOL):
+        def read_varint(out: Obj, data: bytes, position: int, end: int) -> int:
+            # Most numbers Go writes are zeros and small counts: one byte.
+            value = data[position] if position < end else 0x80
+            if value < 0x80:
+                position += 1
+                if code == _BOOL:
+                    value = value != 0
+            else:
+                value, position = _read_number(code, data, position, end)
+            if omit and not value:
+                out.pop(name, None)
+            else:
+                out[name] = value
+            return position
+        return read_varint
     convert = _value_reader(field)
 
     def read_value(out: Obj, data: bytes, position: int, end: int) -> int:
@@ -344,7 +362,11 @@ def _map_decoder(field: _Field) -> FieldDecoder:
             assert sub is not None
             value = sub.decode(data, 0, 0)
         while start < stop:
-            key, start = _read_varint(data, start, stop)
+            key = data[start]
+            if key < 0x80:
+                start += 1
+            else:
+                key, start = _read_varint(data, start, stop)
             number = key >> 3
             if number == 1:
                 begin, start = _read_length(data, start, stop)
@@ -414,6 +436,10 @@ class _Message:
             key = data[position]
             if key < 0x80:
                 position += 1
+            elif position + 1 < end and data[position + 1] < 0x80:
+                # Fields 16 to 2047: a two-byte tag.
+                key = (key & 0x7F) | data[position + 1] << 7
+                position += 2
             else:
                 key, position = _read_varint(data, position, end)
             decoder = decoders.get(key)
@@ -471,7 +497,11 @@ def _fields(message: _Message, data: bytes, position: int, end: int) -> dict[int
     """A special message's fields by number (last one wins, as Go's decoder assigns)."""
     found: dict[int, Any] = {}
     while position < end:
-        key, position = _read_varint(data, position, end)
+        key = data[position]
+        if key < 0x80:
+            position += 1
+        else:
+            key, position = _read_varint(data, position, end)
         field = message.by_tag.get(key)
         if field is None:
             position = message._unknown(key, data, position, end)
@@ -581,11 +611,78 @@ def has_schema(api_version: str, kind: str) -> bool:
 
 
 def encode_message(obj: Mapping[str, Any], api_version: str, kind: str) -> bytes:
-    """The object's own message bytes (the envelope's ``raw``), written by the library."""
+    """The object's own message bytes (the envelope's ``raw``), written by the library; a list's
+    items one by one, each through the cache of recently written messages."""
     name = wire.message_name(api_version, kind)
     if name is None:
         raise ValueError(f"no protobuf message for {api_version} {kind}")
-    return protobuf_library.encode_message(obj, name)
+    items = _list_items(name)
+    if items is None:
+        return _CACHE.message(name, obj)
+    number, item_name = items
+    head = protobuf_library.encode_message({k: v for k, v in obj.items() if k != "items"}, name)
+    tag = _varint(number << 3 | 2)
+    parts = [head]
+    for item in obj.get("items") or ():
+        data = _CACHE.message(item_name, item)
+        parts.append(tag + _varint(len(data)) + data)
+    return b"".join(parts)
+
+
+@functools.cache
+def _list_items(name: str) -> tuple[int, str] | None:
+    """A list kind's ``items`` field (number, item message), when it is the last field, so that
+    writing the items after the rest keeps Go's field order."""
+    fields = wire.messages()[name]["fields"]
+    last = max(fields, key=lambda entry: entry["n"], default=None)
+    if last is None or last["name"] != "items" or not last.get("rep") or last["t"] not in wire.messages():
+        return None
+    return last["n"], last["t"]
+
+
+class _MessageCache:
+    """Recently written messages, by message and the object's JSON text.
+
+    One stored object is written many times: to every watcher of its kind, in every list and on
+    every get. Its JSON text (orjson, a few microseconds) names it exactly; the message is
+    written once, until the cache's size bound pushes it out (least recently used first).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._entries: OrderedDict[tuple[str, bytes], bytes] = OrderedDict()
+        self._size = 0
+        self._limit = limit
+
+    def message(self, name: str, obj: Mapping[str, Any]) -> bytes:
+        try:
+            key = (name, orjson.dumps(obj))
+        except TypeError:
+            return protobuf_library.encode_message(obj, name)
+        entries = self._entries
+        found = entries.get(key)
+        if found is not None:
+            entries.move_to_end(key)
+            return found
+        data = protobuf_library.encode_message(obj, name)
+        entries[key] = data
+        self._size += len(key[1]) + len(data)
+        while self._size > self._limit and entries:
+            (_, text), old = entries.popitem(last=False)
+            self._size -= len(text) + len(old)
+        return data
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._size = 0
+
+
+_CACHE = _MessageCache(32 << 20)
+"""32 MiB of JSON keys and messages: some ten thousand pods."""
+
+
+def clear_cache() -> None:
+    """Forget the recently written messages (for measurements of the first write)."""
+    _CACHE.clear()
 
 
 def decode_message(data: bytes, api_version: str, kind: str) -> Obj:

@@ -195,12 +195,13 @@ class _Converter:
     messages in C); ``decode(msg)`` the JSON-form dict of a parsed message.
     """
 
-    __slots__ = ("by_number", "decode", "encode", "fields", "inline", "name", "special", "zeros")
+    __slots__ = ("by_json", "by_number", "decode", "encode", "fields", "inline", "name", "special", "zeros")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.special = _SPECIAL.get(name, "list" if wire.messages()[name].get("list") else "")
         self.fields: list[tuple[str, str, Encode]] = []
+        self.by_json: dict[str, tuple[str, Encode | None]] = {}
         self.inline: list[tuple[str, _Converter]] = []
         self.by_number: dict[int, tuple[str, Decode, bool, bool]] = {}
         self.zeros: dict[str, Any] = {}
@@ -243,6 +244,7 @@ class _Converter:
             elif mapped:
                 enc, dec = _map_of(enc), _map_of(dec)
             self.fields.append((entry["name"], key, enc))
+            self.by_json[entry["name"]] = (key, None if enc is _identity else enc)
             omit = bool(entry.get("omit"))
             self.by_number[number] = (entry["name"], dec, omit, False)
             if not (repeated or mapped or entry.get("ptr")):
@@ -268,11 +270,18 @@ class _Converter:
     # structs
 
     def _encode_struct(self, obj: Any) -> dict[str, Any]:
+        # Walks the keys the object has (stored objects are sparse), not every field of the type.
         out = dict(self.zeros)
-        for name, key, enc in self.fields:
-            value = obj.get(name)
-            if value is not None:
-                out[key] = enc(value)
+        if type(obj) is not dict and not isinstance(obj, Mapping):
+            # A struct without fields (CustomResourceSubresourceStatus) takes any JSON through the
+            # server's typed decoding; Go has nothing to write for it but its zero value.
+            return out
+        by_json = self.by_json
+        for name, value in obj.items():
+            found = by_json.get(name)
+            if found is not None and value is not None:
+                key, enc = found
+                out[key] = value if enc is None else enc(value)
         for key, sub in self.inline:
             out[key] = sub.encode(obj)
         return out

@@ -114,6 +114,8 @@ def _schema_strategy(schema: Mapping[str, Any], depth: int) -> st.SearchStrategy
         return st.fixed_dictionaries({}, optional={name: _schema_strategy(prop, depth + 1)
                                                    for name, prop in properties.items()
                                                    if not (top_level and name in ("apiVersion", "kind"))})
+    if kind == "object":
+        return st.just({})
     return _JSON
 
 

@@ -307,3 +307,16 @@ def test_garbage_is_a_protobuf_error_and_nothing_else(tail: bytes, at: int, patc
         except protobuf.ProtobufError:
             continue
         orjson.dumps(decoded)
+
+
+def test_written_messages_are_reused_only_for_the_same_object() -> None:
+    pod = json.loads(json.dumps(POD))
+    first = protobuf.encode(pod)
+    assert protobuf.encode(json.loads(json.dumps(POD))) == first
+    pod["status"]["phase"] = "Running"
+    changed = protobuf.encode(pod)
+    assert changed != first
+    assert protobuf.decode(changed)["status"] == {"phase": "Running"}
+    listed = protobuf.encode({"apiVersion": "v1", "kind": "PodList", "metadata": {},
+                              "items": [{k: v for k, v in pod.items() if k not in ("apiVersion", "kind")}]})
+    assert protobuf.decode(listed)["items"][0]["status"] == {"phase": "Running"}
