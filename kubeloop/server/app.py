@@ -39,7 +39,7 @@ from kubeloop.server.anonymous import (
 )
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
-from kubeloop.server.codec.encoding import encode_json
+from kubeloop.server.codec.serving import error_body
 from kubeloop.server.compression import compress_response
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
@@ -87,9 +87,11 @@ class ServerConfig:
     "every controller's caches have synced"; the server itself knows nothing of controllers)."""
 
 
-def error_response(error: ApiError) -> web.Response:
-    return web.Response(body=encode_json(error.status()), status=error.code, content_type="application/json",
-                        headers=error.headers or None)
+def error_response(error: ApiError, accept: str | None = None) -> web.Response:
+    """``error``'s Status in the media type ``accept`` allows (JSON, YAML or protobuf, see
+    :func:`kubeloop.server.codec.serving.error_body`)."""
+    body, content_type = error_body(error.status(), accept)
+    return web.Response(body=body, status=error.code, content_type=content_type, headers=error.headers or None)
 
 
 @web.middleware
@@ -106,12 +108,12 @@ async def _api_middleware(request: web.Request, handler: Any) -> web.StreamRespo
         response: web.StreamResponse = await handler(request)
         return response
     except ApiError as error:
-        return error_response(error)
+        return error_response(error, request.headers.get("Accept"))
     except web.HTTPException:
         raise
     except Exception as error:
         log.exception("unexpected error serving %s %s", request.method, request.path_qs)
-        return error_response(internal_error(type(error).__name__))
+        return error_response(internal_error(type(error).__name__), request.headers.get("Accept"))
 
 
 async def _handle(request: web.Request) -> web.StreamResponse:

@@ -53,10 +53,12 @@ def _require_verb(info: ResourceInfo, verb: str) -> None:
 async def dispatch(state: ServerState, request: web.Request) -> web.StreamResponse:
     """Answer one API request (authentication already checked)."""
     started = time.perf_counter()
-    if not _accepts_json(request.headers.get("Accept")):
-        raise not_acceptable_error(_SERVED_TYPES)
     target = resolve(state.registry, request.path)
     if isinstance(target, DiscoveryTarget):
+        # Discovery is served in JSON only (what client-go asks for); resource requests
+        # negotiate their answer in their handlers (kubeloop.server.codec.serving).
+        if not _accepts_json(request.headers.get("Accept")):
+            raise not_acceptable_error(_SERVED_TYPES)
         if request.method != "GET":
             raise _method_not_allowed()
         aggregated = aggregated_discovery.requested_version(request.headers.get("Accept"))
@@ -134,8 +136,9 @@ async def _other_subresource(state: ServerState, request: web.Request, target: T
     return await handle_patch(state, request, target)
 
 
-async def _scale(state: ServerState, target: Target) -> web.StreamResponse:
-    return json_response(scale_of(target.info, get_object(state, target)))
+async def _scale(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    output = output_for(state, request, target.info, api_version="autoscaling/v1", kind="Scale")
+    return output.answer(scale_of(target.info, get_object(state, target)))
 
 
 def _resource(state: ServerState, request: web.Request, target: Target) -> Awaitable[web.StreamResponse]:
@@ -157,7 +160,7 @@ def _resource(state: ServerState, request: web.Request, target: Target) -> Await
             return handle_list(state, request, target)
         _require_verb(info, "get")
         if target.subresource == "scale":
-            return _scale(state, target)
+            return _scale(state, request, target)
         return handle_get(state, request, target)
     if method == "POST" and target.subresource == "binding":
         _require_verb(info, "create")

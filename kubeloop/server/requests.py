@@ -23,6 +23,7 @@ from kubeloop.api.status import (
     not_supported,
     unsupported_media_type_error,
 )
+from kubeloop.server.codec.bodies import decode_protobuf_body
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
 """kube-apiserver's limit on a request body (``maxRequestBodyBytes``)."""
@@ -33,9 +34,9 @@ JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
-# Only what decode_document reads: a 415 naming protobuf would tell clients that sent it
-# (kubectl 1.32+ typed creates such as ``create deployment``) that it should have worked.
-BODY_TYPES = (JSON, YAML)
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+BODY_TYPES = (JSON, YAML, PROTOBUF)
+"""What a 415 lists: upstream's serializers, for built-in kinds and custom resources alike."""
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
@@ -88,13 +89,19 @@ def media_type(content_type: str | None) -> str:
     return content_type.split(";", 1)[0].strip().lower() or JSON
 
 
-def decode_document(raw: bytes, content_type: str | None) -> Any:
-    """Decode a create/update body (JSON or YAML); protobuf and other types are refused."""
+def decode_document(raw: bytes, content_type: str | None, *, into: tuple[str, str] | None = None,
+                    custom: bool = False) -> Any:
+    """Decode a create/update body (JSON, YAML or protobuf, see
+    :mod:`kubeloop.server.codec.bodies`); other types are refused with a 415. ``into`` is the
+    (apiVersion, kind) the endpoint decodes into, ``custom`` whether that is a custom resource
+    (protobuf cannot fill one)."""
     kind = media_type(content_type)
     if kind == JSON or kind == "*/*":
         return decode_json(raw)
     if kind in (YAML, "application/x-yaml", "text/yaml"):
         return decode_yaml(raw)
+    if kind == PROTOBUF:
+        return decode_protobuf_body(raw, into, custom=custom)
     raise unsupported_media_type_error(kind, BODY_TYPES)
 
 

@@ -1,4 +1,4 @@
-"""Watch streams: newline-delimited JSON events over a chunked HTTP response.
+"""Watch streams: framed events over a chunked HTTP response.
 
 Start points follow kube-apiserver: no resourceVersion (or "0") sends the current state as
 synthetic ADDED events and then live changes; "N" streams every change after N, and a
@@ -8,7 +8,8 @@ makes an object start matching is sent as ADDED and one that makes it stop match
 DELETED, as the watch cache does. Each event is encoded once per view, in the store's shared
 event ``cache``, however many watchers receive it. The Accept header is negotiated as for a
 list (:func:`~kubeloop.server.handlers.read.output_for`): Tables for kubectl get -w, and
-PartialObjectMetadata events, bookmarks included, for metadata informers. Every event sent is
+PartialObjectMetadata events, bookmarks included, for metadata informers; JSON or protobuf
+frames (:mod:`kubeloop.server.codec.watchframes`), each shared per event and framing. Every event sent is
 counted in the server's metrics (``apiserver_watch_events_total``) and each encoding's object
 size observed (``apiserver_watch_events_sizes``).
 """
@@ -22,8 +23,8 @@ from typing import Any
 from aiohttp import web
 
 from kubeloop.api.status import expired_error
-from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.codec.output import WatchView
+from kubeloop.server.codec.watchframes import JSON_FRAMING, WatchFraming, framing_for
 from kubeloop.server.handlers.read import Predicate, output_for, present, selector_predicate
 from kubeloop.server.metrics import WatchSeries
 from kubeloop.server.registry import ResourceInfo
@@ -47,36 +48,27 @@ MIN_REQUEST_TIMEOUT = 1800
 """Default watch duration is random in [this, 2 x this] seconds, as ``--min-request-timeout``."""
 
 
-def event_line(event_type: str, obj: Obj) -> bytes:
-    """One watch frame: the event as JSON and a newline, as Go's encoder writes it."""
-    return encode_json({"type": event_type, "object": obj})
-
-
 def _shown(info: ResourceInfo, obj: Obj, view: WatchView | None) -> Obj:
     shown = present(info, obj)
     return view.apply(shown) if view is not None else shown
 
 
-# What `event_line` adds around the object: `{"type":"` TYPE `","object":` OBJECT `}` newline.
-_LINE_OVERHEAD = len(event_line("", {})) - len(b"{}")
-
-
-def object_size(line: bytes) -> int:
-    """Bytes of the object in an event line (what upstream's event size histogram observes)."""
-    return len(line) - _LINE_OVERHEAD - (line.index(b'"', 9) - 9)
+def _served_key(info: ResourceInfo, view: WatchView | None, framing: WatchFraming) -> str:
+    served = info.api_version if view is None else f"{info.api_version}:{view.key}"
+    return framing.key + served
 
 
 def _encoded(event: WatchEvent, event_type: str, obj: Obj, info: ResourceInfo, view: WatchView | None,
-             series: WatchSeries | None) -> bytes:
-    """The event's line, memoised per (type, served version, view) on the shared event; a line
-    encoded here has its object size observed in ``series``."""
-    served = info.api_version if view is None else f"{info.api_version}:{view.key}"
+             series: WatchSeries | None, framing: WatchFraming) -> bytes:
+    """The event's frame, memoised per (type, served version, view, framing) on the shared
+    event; a frame encoded here has its object size observed in ``series``."""
+    served = _served_key(info, view, framing)
     key = f"{event_type}:{served}" if obj is event.object else f"{event_type}:prev:{served}"
     line = event.cache.get(key)
     if line is None:
-        line = event.cache[key] = event_line(event_type, _shown(info, obj, view))
+        line = event.cache[key] = framing.frame(event_type, _shown(info, obj, view))
         if series is not None:
-            series.observe_size(len(line) - _LINE_OVERHEAD - len(event_type))
+            series.observe_size(framing.object_size(line))
     return line
 
 
@@ -88,42 +80,43 @@ def _with_revision(obj: Obj, rv: int) -> Obj:
 
 
 def filtered_line(event: WatchEvent, predicate: Predicate | None, info: ResourceInfo,
-                  view: WatchView | None = None, series: WatchSeries | None = None) -> bytes | None:
-    """The line a watcher with ``predicate`` (and ``view`` of objects) receives for ``event``,
-    or None if it sees nothing. A line encoded here (not found in the event's cache) has its
-    object size observed in ``series``."""
+                  view: WatchView | None = None, series: WatchSeries | None = None,
+                  framing: WatchFraming = JSON_FRAMING) -> bytes | None:
+    """The frame a watcher with ``predicate`` (and ``view`` of objects, ``framing`` of events)
+    receives for ``event``, or None if it sees nothing. A frame encoded here (not found in the
+    event's cache) has its object size observed in ``series``."""
     if predicate is None:
-        return _encoded(event, event.type, event.object, info, view, series)
+        return _encoded(event, event.type, event.object, info, view, series, framing)
     now_matches = predicate(event.object)
     if event.type == ADDED:
-        return _encoded(event, ADDED, event.object, info, view, series) if now_matches else None
+        return _encoded(event, ADDED, event.object, info, view, series, framing) if now_matches else None
     if event.type == DELETED:
-        return _encoded(event, DELETED, event.object, info, view, series) if now_matches else None
+        return _encoded(event, DELETED, event.object, info, view, series, framing) if now_matches else None
     before_matches = predicate(event.prev) if event.prev is not None else now_matches
     if now_matches and before_matches:
-        return _encoded(event, MODIFIED, event.object, info, view, series)
+        return _encoded(event, MODIFIED, event.object, info, view, series, framing)
     if now_matches:
-        return _encoded(event, ADDED, event.object, info, view, series)
+        return _encoded(event, ADDED, event.object, info, view, series, framing)
     if before_matches and event.prev is not None:
-        served = info.api_version if view is None else f"{info.api_version}:{view.key}"
-        key = f"{DELETED}:prev:{served}"
+        key = f"{DELETED}:prev:{_served_key(info, view, framing)}"
         line = event.cache.get(key)
         if line is None:
-            line = event.cache[key] = event_line(DELETED, _shown(info, _with_revision(event.prev, event.rv), view))
+            line = event.cache[key] = framing.frame(DELETED, _shown(info, _with_revision(event.prev, event.rv), view))
             if series is not None:
-                series.observe_size(len(line) - _LINE_OVERHEAD - len(DELETED))
+                series.observe_size(framing.object_size(line))
         return line
     return None
 
 
-def _bookmark(info: ResourceInfo, rv: int, initial_events_end: bool = False, view: WatchView | None = None) -> bytes:
+def _bookmark(info: ResourceInfo, rv: int, initial_events_end: bool = False, view: WatchView | None = None,
+              framing: WatchFraming = JSON_FRAMING) -> bytes:
     """A BOOKMARK frame: an empty object of the kind holding only the revision (and the
     initial-events-end annotation), in the watch's view as upstream's Fixup converts it."""
     meta: Obj = {"resourceVersion": str(rv)}
     if initial_events_end:
         meta["annotations"] = {INITIAL_EVENTS_END: "true"}
     obj: Obj = {"kind": info.kind, "apiVersion": info.api_version, "metadata": meta}
-    return event_line("BOOKMARK", view.apply(obj) if view is not None else obj)
+    return framing.frame("BOOKMARK", view.apply(obj) if view is not None else obj)
 
 
 async def handle_watch(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
@@ -133,6 +126,7 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
     predicate = selector_predicate(info, query)
     converter = output.table()
     view = output.watch_view()
+    framing = framing_for(output.content_type)
     bookmarks = optional_bool(query, "allowWatchBookmarks") or False
     timeout = optional_int(query, "timeoutSeconds")
     duration = float(timeout) if timeout is not None and timeout > 0 else random.uniform(
@@ -157,13 +151,14 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
         try:
             watcher = storage.watch(info.resource_type, target.namespace, from_rv)
         except TooOldResourceVersion as error:
-            error_line = event_line("ERROR", expired_error(
+            error_line = framing.frame("ERROR", expired_error(
                 f"too old resource version: {from_rv} ({error.oldest})").status())
-    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
+    response = web.StreamResponse(status=200, headers={"Content-Type": framing.content_type,
                                                        "Cache-Control": "no-cache, private"})
     # No explicit chunking: aiohttp chunks an HTTP/1.1 answer of unknown length by itself, and
     # HTTP/2 (kubeloop.server.http2) frames the body and forbids Transfer-Encoding.
-    stream = _Stream(state, response, converter, state.metrics.watch_series(info.group, info.version, info.kind))
+    stream = _Stream(state, response, converter, state.metrics.watch_series(info.group, info.version, info.kind),
+                     framing)
     if watcher is not None:
         state.watchers.add(watcher)
     try:
@@ -172,9 +167,9 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
             await stream.send(error_line or b"")
         else:
             for obj in initial:
-                await stream.send(event_line(ADDED, _shown(info, obj, view)))
+                await stream.send(framing.frame(ADDED, _shown(info, obj, view)))
             if initial_events_end:
-                await stream.send(_bookmark(info, start_rv, initial_events_end=True, view=view))
+                await stream.send(_bookmark(info, start_rv, initial_events_end=True, view=view, framing=framing))
             await _follow(state, stream, watcher, predicate, info, duration, bookmarks, view)
         await response.write_eof()
     except ConnectionResetError:
@@ -188,20 +183,22 @@ async def handle_watch(state: ServerState, request: web.Request, target: Target)
 
 
 class _Stream:
-    """The response of one watch: event lines go out as they are, or as Tables for kubectl get -w."""
+    """The response of one watch: event frames go out as they are, or as Tables for kubectl
+    get -w (JSON only: a Table is never negotiated in protobuf)."""
 
     def __init__(self, state: ServerState, response: web.StreamResponse, converter: TableConverter | None,
-                 series: WatchSeries) -> None:
+                 series: WatchSeries, framing: WatchFraming = JSON_FRAMING) -> None:
         self.state = state
         self.response = response
         self.converter = converter
         self.series = series
+        self.framing = framing
 
     async def send(self, line: bytes) -> None:
         """Send one line encoded for this watcher alone (its object size is observed here)."""
         if line:
             self.series.events += 1
-            self.series.observe_size(object_size(line))
+            self.series.observe_size(self.framing.object_size(line))
         if self.converter is not None and line:
             line = self.converter.watch_line(line, self.state.clock())
         await self.response.write(line)
@@ -227,7 +224,7 @@ async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predica
         remaining = deadline - loop.time()
         if remaining <= 0:
             if bookmarks:
-                await stream.send(_bookmark(info, state.storage.revision, view=view))
+                await stream.send(_bookmark(info, state.storage.revision, view=view, framing=stream.framing))
             return
         event = await watcher.next(timeout=min(remaining, BOOKMARK_INTERVAL))
         if event is None:
@@ -235,13 +232,13 @@ async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predica
                 return
             if bookmarks and loop.time() < deadline:
                 # The queue is empty, so every change up to the current revision was delivered.
-                await stream.send(_bookmark(info, state.storage.revision, view=view))
+                await stream.send(_bookmark(info, state.storage.revision, view=view, framing=stream.framing))
             continue
         if watcher.backlog > SLOW_WATCHER_BACKLOG:
             if not progressed:
                 # Cut before it could deliver anything: re-watching from the same version would
                 # be cut again, for ever. A 410 makes the client relist instead.
-                await stream.send(event_line("ERROR", expired_error(
+                await stream.send(stream.framing.frame("ERROR", expired_error(
                     f"too old resource version: {event.rv - 1} (watcher fell {watcher.backlog} events behind)"
                 ).status()))
             return
@@ -249,7 +246,7 @@ async def _follow(state: ServerState, stream: _Stream, watcher: Watcher, predica
         # Whatever else is queued already goes out in the same write: under load a watcher
         # receives bursts, and a write per event made the sends the server's biggest cost.
         series = stream.series
-        lines = [line for line in (filtered_line(e, predicate, info, view, series)
+        lines = [line for line in (filtered_line(e, predicate, info, view, series, stream.framing)
                                    for e in (event, *watcher.take_queued(WRITE_BATCH_EVENTS - 1)))
                  if line is not None]
         if lines:

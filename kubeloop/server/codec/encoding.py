@@ -1,9 +1,9 @@
 """Encoders by media type: the bytes of a response body.
 
 Go's ``json.Encoder`` (what apimachinery's JSON serializer writes with) ends every document
-with a newline, so every JSON body and every watch frame here does too. A later protobuf
-encoder registers itself in :data:`ENCODERS` under its media type, and
-:data:`kubeloop.server.codec.negotiation.ENCODED_MEDIA_TYPES` lists it.
+with a newline, so every JSON body and every watch frame here does too. Protobuf bodies are
+:mod:`kubeloop.server.codec.protobuf`'s (the ``k8s\\x00`` magic and a ``runtime.Unknown``
+envelope); which endpoints may answer in it is :mod:`kubeloop.server.codec.serving`'s call.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 import orjson
 import yaml
 
-from kubeloop.server.codec.negotiation import JSON, YAML
+from kubeloop.server.codec import protobuf
+from kubeloop.server.codec.negotiation import JSON, PROTOBUF, YAML
 
 Encoder = Callable[[Any], bytes]
 
@@ -32,4 +33,4 @@ def encode_yaml(body: Any) -> bytes:
     return text.encode()
 
 
-ENCODERS: dict[str, Encoder] = {JSON: encode_json, YAML: encode_yaml}
+ENCODERS: dict[str, Encoder] = {JSON: encode_json, YAML: encode_yaml, PROTOBUF: protobuf.encode}

@@ -17,10 +17,20 @@ pkg/endpoints/handlers/negotiation/negotiate.go) with ``RequestScope.AllowsMedia
 Which conversion fits which verb (PartialObjectMetadata asked of a list) is decided later,
 when the answer is built (:mod:`kubeloop.server.codec.metadata`), as upstream does.
 
-``ENCODED_MEDIA_TYPES`` is the seam for more encoders: a protobuf encoder adds its media type
-there (and in :mod:`kubeloop.server.codec.encoding`). YAML is encoded for objects and lists;
-a watch has no YAML stream (``STREAM_MEDIA_TYPES``), so a watch asking for YAML alone is
-answered in JSON, as the server always did.
+``encoded`` are the media types the endpoint has an encoder for (JSON, YAML, and protobuf
+where :mod:`kubeloop.server.codec.protobuf` knows the kind); ``standard`` restricts the media
+types allowed *without* a conversion, as upstream's ``RequestScope.StandardSerializers``:
+custom resources list protobuf among their serializers (so ``as=PartialObjectMetadata`` is
+served in protobuf, as kube-controller-manager's garbage collector asks) but serve their
+objects in JSON and YAML only (``apiextensions-apiserver`` customresource_handler.go). A
+``stream=`` parameter other than ``watch``, or on a media type with no stream form (YAML),
+makes the range unacceptable (``acceptMediaTypeOptions``). A watch has no YAML stream
+(``STREAM_MEDIA_TYPES``), so a watch asking for YAML alone is answered in JSON, as the server
+always did.
+
+:func:`negotiate_error` is the same walk with upstream's ``DefaultEndpointRestrictions`` (no
+conversion allowed), which ``responsewriters.ErrorNegotiated`` uses for error Status bodies;
+None means "nothing acceptable" and the caller writes indented JSON (``WriteRawJSON``).
 """
 
 from __future__ import annotations
@@ -42,9 +52,14 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 ADVERTISED_MEDIA_TYPES = (JSON, YAML, PROTOBUF)
 """What a 406 lists: upstream's serializers for built-in and custom resources."""
 ENCODED_MEDIA_TYPES = (JSON, YAML)
-"""Media types we can write objects and lists in, in upstream's preference order."""
+"""Media types every endpoint writes objects and lists in, in upstream's preference order
+(protobuf joins them per kind, see :mod:`kubeloop.server.codec.serving`)."""
 STREAM_MEDIA_TYPES = (JSON,)
-"""Media types we can write watch streams in."""
+"""Media types every endpoint writes watch streams in (protobuf joins them per kind)."""
+STREAMED = frozenset({JSON, PROTOBUF})
+"""Media types upstream has a stream serializer for (``stream=watch`` is allowed on them)."""
+ERROR_MEDIA_TYPES = (JSON, YAML, PROTOBUF)
+"""Media types an error Status is written in (every kind has a Status)."""
 _PLAIN_ALIASES = {YAML: JSON}
 """Media types answered with another encoding when no conversion is asked (see module doc)."""
 
@@ -123,10 +138,12 @@ def _conversion(parameters: Mapping[str, str]) -> Conversion | None:
     return Conversion(parameters.get("as", ""), parameters.get("g", ""), parameters.get("v", ""))
 
 
-def allows(media_type: str, convert: Conversion | None, *, tables: bool = True) -> bool:
-    """Whether the endpoint can answer ``media_type`` with ``convert`` (AllowsMediaTypeTransform)."""
+def allows(media_type: str, convert: Conversion | None, *, tables: bool = True,
+           standard: tuple[str, ...] | None = None) -> bool:
+    """Whether the endpoint can answer ``media_type`` with ``convert`` (AllowsMediaTypeTransform);
+    ``standard`` lists the media types allowed without a conversion (None: all)."""
     if convert is None:
-        return True
+        return standard is None or media_type in standard
     if convert.group != META_GROUP or convert.version not in META_VERSIONS:
         return False
     if convert.kind == TABLE:
@@ -134,20 +151,42 @@ def allows(media_type: str, convert: Conversion | None, *, tables: bool = True) 
     return convert.kind in (PARTIAL_OBJECT_METADATA, PARTIAL_OBJECT_METADATA_LIST)
 
 
+def _stream_allowed(parameters: Mapping[str, str], media_type: str) -> bool:
+    """A non-empty ``stream`` must be ``watch`` and the media type must have a stream form."""
+    stream = parameters.get("stream", "")
+    return not stream or (stream == "watch" and media_type in STREAMED)
+
+
 def negotiate_output(accept: str | None, *, tables: bool = True,
-                     encoded: tuple[str, ...] = ENCODED_MEDIA_TYPES) -> MediaTypeOptions:
+                     encoded: tuple[str, ...] = ENCODED_MEDIA_TYPES,
+                     standard: tuple[str, ...] | None = None) -> MediaTypeOptions:
     """The media type and conversion to answer ``accept`` with; 406 when nothing fits.
 
     ``tables`` says whether the endpoint converts to Tables; ``encoded`` are the media types
-    with an encoder (the codec seam)."""
+    with an encoder (the codec seam); ``standard`` those allowed without a conversion."""
     if accept is None or not accept.strip():
         return MediaTypeOptions(encoded[0])
     for clause in accept_clauses(accept):
         convert = _conversion(clause.parameters)
         for media_type in encoded:
-            if _matches(clause.media, media_type) and allows(media_type, convert, tables=tables):
+            if (_matches(clause.media, media_type) and _stream_allowed(clause.parameters, media_type)
+                    and allows(media_type, convert, tables=tables, standard=standard)):
                 return MediaTypeOptions(media_type, convert)
         alias = _PLAIN_ALIASES.get(clause.media)
-        if convert is None and alias in encoded:
+        if convert is None and clause.media not in encoded and alias in encoded:
             return MediaTypeOptions(alias)
     raise not_acceptable_error(ADVERTISED_MEDIA_TYPES)
+
+
+def negotiate_error(accept: str | None) -> str | None:
+    """The media type of an error Status for ``accept`` (``ErrorNegotiated``): the first range
+    that names one of :data:`ERROR_MEDIA_TYPES` without a conversion; None when none does."""
+    if accept is None or not accept.strip():
+        return JSON
+    for clause in accept_clauses(accept):
+        if _conversion(clause.parameters) is not None:
+            continue
+        for media_type in ERROR_MEDIA_TYPES:
+            if _matches(clause.media, media_type) and _stream_allowed(clause.parameters, media_type):
+                return media_type
+    return None

@@ -6,13 +6,16 @@ conversion; an :class:`Output` carries that choice through the handler, as upstr
 (k8s.io/apiserver pkg/endpoints/handlers/response.go) do: Tables through the table converter
 (built lazily: its ``includeObject`` check runs after the read, as upstream's
 ``optionsForTransform``), PartialObjectMetadata(List) through :mod:`kubeloop.server.codec.metadata`,
-anything else as the object itself. Watches get a :class:`WatchView`: one function per event
-object, with a key under which the encoded event is shared by every watcher with the same view.
+anything else as the object itself; a ``Status`` (a delete's or an eviction's answer) is never
+converted, as ``doTransformObject`` lets it through. Writes answer through the same form as
+reads (upstream negotiates the output of create, update, patch and delete the same way).
+Watches get a :class:`WatchView`: one function per event object, with a key under which the
+encoded event is shared by every watcher with the same view.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +24,7 @@ from aiohttp import web
 from kubeloop.server.codec import metadata
 from kubeloop.server.codec.encoding import ENCODERS
 from kubeloop.server.codec.negotiation import PARTIAL_OBJECT_METADATA, TABLE, MediaTypeOptions
+from kubeloop.server.kinds.decode import warning_headers
 from kubeloop.server.tables import TableConverter
 
 Obj = dict[str, Any]
@@ -72,9 +76,9 @@ class Output:
         return metadata.go_type_name(served.group, served.kind, custom=served.custom, is_list=is_list)
 
     def object(self, obj: Obj) -> Any:
-        """One object in the negotiated form (406 for a list-only conversion)."""
+        """One object in the negotiated form (406 for a list-only conversion); a Status as is."""
         convert = self.options.convert
-        if convert is None:
+        if convert is None or _is_status(obj):
             return obj
         converter = self.table()
         if converter is not None:
@@ -108,6 +112,18 @@ class Output:
     def encode(self, body: Any) -> bytes:
         return ENCODERS[self.options.media_type](body)
 
-    def response(self, body: Any, status: int = 200) -> web.Response:
-        return web.Response(body=self.encode(body), status=status, content_type=self.content_type)
+    def response(self, body: Any, status: int = 200, warnings: Sequence[str] = ()) -> web.Response:
+        """``body`` (already in the negotiated form) encoded, with ``Warning`` headers."""
+        response = web.Response(body=self.encode(body), status=status, content_type=self.content_type)
+        for value in warning_headers(list(warnings)):
+            response.headers.add("Warning", value)
+        return response
+
+    def answer(self, obj: Obj, status: int = 200, warnings: Sequence[str] = ()) -> web.Response:
+        """The answer of a write: ``obj`` in the negotiated form, encoded."""
+        return self.response(self.object(obj), status, warnings)
+
+
+def _is_status(obj: Obj) -> bool:
+    return obj.get("kind") == "Status" and obj.get("apiVersion") == "v1"
 

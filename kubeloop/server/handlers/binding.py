@@ -20,8 +20,8 @@ from kubeloop.api.status import (
     not_supported,
     required,
 )
-from kubeloop.server.handlers.common import json_response, read_body, storage_error
-from kubeloop.server.handlers.read import get_object
+from kubeloop.server.handlers.common import read_body, storage_error
+from kubeloop.server.handlers.read import get_object, output_for
 from kubeloop.server.requests import decode_document, require_object
 from kubeloop.server.routing import Target
 from kubeloop.server.state import ServerState, copy_object
@@ -53,8 +53,9 @@ def _check_binding(binding: Obj, name: str) -> tuple[str, str]:
 
 async def handle_binding(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     """``pods/{name}/binding``, or the ``bindings`` resource (the pod named by the Binding itself)."""
+    output = output_for(state, request, target.info, api_version="v1", kind="Binding")
     raw = await read_body(request)
-    binding = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    binding = require_object(decode_document(raw, request.headers.get("Content-Type"), into=("v1", "Binding")))
     if target.info.resource == "bindings":
         pods = state.registry.lookup("", "v1", "pods")
         assert pods is not None, "pods are always served"
@@ -90,6 +91,6 @@ async def handle_binding(state: ServerState, request: web.Request, target: Targe
         state.storage.update(info.resource_type, pod, expected_rv=int(meta["resourceVersion"]))
     except StorageError as error:
         raise storage_error(info, name, error) from None
-    return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
+    return output.answer({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
                          201)
 

@@ -23,7 +23,7 @@ from kubeloop.server.apply import UPDATE, Manager, manager_from_user_agent
 from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.kinds.decode import BODY, decode_object, field_validation, warning_headers
 from kubeloop.server.registry import ResourceInfo
-from kubeloop.server.requests import MAX_BODY_BYTES, dry_run_values
+from kubeloop.server.requests import MAX_BODY_BYTES, decode_document, dry_run_values
 from kubeloop.server.routing import Target
 from kubeloop.server.storage import KeyNotFound, RevisionMismatch, StorageError
 
@@ -38,6 +38,20 @@ def json_response(body: Any, status: int = 200, warnings: Sequence[str] = ()) ->
     for value in warning_headers(list(warnings)):
         response.headers.add("Warning", value)
     return response
+
+
+SCALE_TYPE = ("autoscaling/v1", "Scale")
+
+
+def decode_body(raw: bytes, request: web.Request, target: Target) -> Any:
+    """A create or update body for ``target`` in the request's Content-Type (JSON, YAML,
+    protobuf): decoded into the endpoint's kind, the built-in autoscaling/v1 Scale for
+    ``/scale``, whose protobuf form custom resources share."""
+    info = target.info
+    scale = target.subresource == "scale"
+    return decode_document(raw, request.headers.get("Content-Type"),
+                           into=SCALE_TYPE if scale else (info.api_version, info.kind),
+                           custom=info.custom is not None and not scale)
 
 
 def decode_typed(info: ResourceInfo, obj: Obj, request: web.Request, *, kind: str | None = None,

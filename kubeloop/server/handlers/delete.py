@@ -1,4 +1,9 @@
-"""DELETE of one object and of a collection (deletecollection)."""
+"""DELETE of one object and of a collection (deletecollection).
+
+A DeleteOptions body is read in any of upstream's body media types (JSON, YAML, protobuf: the
+meta codecs upstream's delete.go decodes it with), for built-in kinds and custom resources
+alike; the answer (the deleted object, its Status, or the list) is negotiated as a read's.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,10 @@ from aiohttp import web
 
 from kubeloop.api.status import status_details
 from kubeloop.server.admission.scheduling import refuse_system_priority_class_delete
-from kubeloop.server.handlers.common import json_response, read_body
-from kubeloop.server.handlers.read import get_object, present, selector_predicate
+from kubeloop.server.handlers.common import read_body
+from kubeloop.server.handlers.read import get_object, output_for, present, selector_predicate
 from kubeloop.server.objects import delete_object
-from kubeloop.server.requests import DeleteOptions, decode_json, delete_options
+from kubeloop.server.requests import DeleteOptions, decode_document, delete_options
 from kubeloop.server.routing import Target
 from kubeloop.server.state import ServerState
 
@@ -20,7 +25,7 @@ Obj = dict[str, Any]
 
 async def _options(request: web.Request) -> DeleteOptions:
     raw = await read_body(request)
-    body = decode_json(raw) if raw.strip() else None
+    body = decode_document(raw, request.headers.get("Content-Type")) if raw.strip() else None
     return delete_options(body, request.query, request.query.getall("dryRun", []))
 
 
@@ -31,22 +36,24 @@ def _success(target: Target, deleted: Obj) -> Obj:
 
 
 async def handle_delete(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    output = output_for(state, request, target.info)
     options = await _options(request)
     current = get_object(state, target)
     refuse_system_priority_class_delete(target.info.group, target.info.kind, str(target.name))
     result, gone = delete_object(state, target.info, current, options)
     if gone and not target.info.return_deleted_object:
-        return json_response(_success(target, result))
-    return json_response(present(target.info, result))
+        return output.answer(_success(target, result))
+    return output.answer(present(target.info, result))
 
 
 async def handle_delete_collection(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     """Delete every object of the collection the selectors match; answers the list of them."""
     info = target.info
+    output = output_for(state, request, info)
     options = await _options(request)
     predicate = selector_predicate(info, request.query)
     items, _, _ = state.storage.list(info.resource_type, target.namespace, predicate=predicate)
     results = [present(info, delete_object(state, info, item, options)[0]) for item in items]
     body = {"kind": info.list_kind, "apiVersion": info.api_version,
             "metadata": {"resourceVersion": str(state.storage.revision)}, "items": results}
-    return json_response(body)
+    return output.response(output.list(body))

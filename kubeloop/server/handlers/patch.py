@@ -23,17 +23,17 @@ from kubeloop.server.apply import (
     apply_configuration,
     require_field_manager,
 )
+from kubeloop.server.codec.output import Output
 from kubeloop.server.conversion import storage_info, stored
 from kubeloop.server.handlers.common import (
     check_type,
     decode_typed,
     is_dry_run,
-    json_response,
     metadata_of,
     read_body,
     update_manager,
 )
-from kubeloop.server.handlers.read import present
+from kubeloop.server.handlers.read import output_for, present
 from kubeloop.server.handlers.scale import apply_scale, scale_of
 from kubeloop.server.handlers.write import check_identity
 from kubeloop.server.kinds.decode import APPLY as APPLY_CONFIGURATION
@@ -94,6 +94,9 @@ def apply_patch(info: ResourceInfo, patch_type: str, document: Obj, patch: Any) 
 
 async def handle_patch(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     info = target.info
+    scale = target.subresource == "scale"
+    output = output_for(state, request, info, api_version="autoscaling/v1" if scale else None,
+                        kind="Scale" if scale else None)
     raw = await read_body(request)
     patch_type = media_type(request.headers.get("Content-Type"))
     if patch_type not in PATCH_TYPES:
@@ -105,15 +108,15 @@ async def handle_patch(state: ServerState, request: web.Request, target: Target)
     if patch_type == APPLY_PATCH and target.subresource is None:
         applier = require_field_manager(request.query.get("fieldManager"))
         return _apply(state, target, current, patch, applier, request.query.get("force") == "true", dry_run,
-                      request)
+                      request, output)
     if current is None:
         raise not_found_error(info.resource, info.group, name)
-    if target.subresource == "scale":
+    if scale:
         # A Scale has no lists, so a strategic merge patch of it is a plain merge patch.
         scale_patch_type = JSON_PATCH if patch_type == JSON_PATCH else MERGE_PATCH
-        scale = apply_patch(info, scale_patch_type, scale_of(info, current), patch)
-        warnings = decode_typed(info, scale, request, group="autoscaling", version="v1", kind="Scale", source=PATCH)
-        return json_response(apply_scale(state, info, current, scale, name, dry_run,
+        scaled = apply_patch(info, scale_patch_type, scale_of(info, current), patch)
+        warnings = decode_typed(info, scaled, request, group="autoscaling", version="v1", kind="Scale", source=PATCH)
+        return output.answer(apply_scale(state, info, current, scaled, name, dry_run,
                                          update_manager(request, target, current.get("apiVersion"))), 200, warnings)
     patched = apply_patch(info, patch_type, copy_object(_patch_base(info, current)), patch)
     if not isinstance(patched, dict):
@@ -125,7 +128,7 @@ async def handle_patch(state: ServerState, request: web.Request, target: Target)
     manager = update_manager(request, target, patched.get("apiVersion"))
     updated = update_object(state, storage_info(state.registry, info), stored(info, patched), current,
                             status=target.subresource in STATUS_LIKE, dry_run=dry_run, manager=manager)
-    return json_response(present(info, updated), 200, warnings)
+    return output.answer(present(info, updated), 200, warnings)
 
 
 def _patch_base(info: ResourceInfo, current: Obj) -> Obj:
@@ -135,7 +138,7 @@ def _patch_base(info: ResourceInfo, current: Obj) -> Obj:
 
 
 def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj, applier: str, force: bool,
-           dry_run: bool, request: web.Request) -> web.StreamResponse:
+           dry_run: bool, request: web.Request, output: Output) -> web.StreamResponse:
     """Server-side apply of ``config`` by ``applier``: create ``current`` when missing, else merge into it."""
     info = target.info
     check_type(info, config, api_version=current.get("apiVersion") if current and info.custom is not None else None)
@@ -165,10 +168,10 @@ def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj,
     store_info = storage_info(state.registry, info)
     if current is not None:
         updated = update_object(state, store_info, stored(info, obj), current, status=False, dry_run=dry_run)
-        return json_response(present(info, updated), 200, warnings)
+        return output.answer(present(info, updated), 200, warnings)
     new_meta = metadata_of(obj)
     new_meta["name"] = target.name
     if info.namespaced:
         new_meta["namespace"] = target.namespace
     created = create_object(state, store_info, stored(info, obj), dry_run)
-    return json_response(present(info, created), 201, warnings)
+    return output.answer(present(info, created), 201, warnings)

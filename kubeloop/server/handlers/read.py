@@ -21,8 +21,9 @@ from kubeloop.api.status import (
     not_supported,
     too_large_resource_version_error,
 )
-from kubeloop.server.codec.negotiation import ENCODED_MEDIA_TYPES, STREAM_MEDIA_TYPES, negotiate_output
+from kubeloop.server.codec.negotiation import negotiate_output
 from kubeloop.server.codec.output import Output, ServedType
+from kubeloop.server.codec.serving import served_media_types
 from kubeloop.server.conversion import served, stored
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import decode_continue, encode_continue, optional_int, parse_resource_version
@@ -53,13 +54,19 @@ def get_object(state: ServerState, target: Target) -> Obj:
     return found
 
 
-def output_for(state: ServerState, request: web.Request, info: ResourceInfo, *, watch: bool = False) -> Output:
-    """The negotiated answer form of a get, list or watch (406 when ``Accept`` allows none).
+def output_for(state: ServerState, request: web.Request, info: ResourceInfo, *, watch: bool = False,
+               api_version: str | None = None, kind: str | None = None) -> Output:
+    """The negotiated answer form of a request to ``info``'s endpoint (406 when ``Accept``
+    allows none); ``api_version`` and ``kind`` name what the endpoint answers with when it is
+    not ``info``'s kind (``/scale``: autoscaling/v1 Scale).
 
     Negotiation comes first, as upstream's handlers do; a Table converter (kubectl get) is only
     built when the answer is, so ``includeObject`` is checked after the read."""
+    served_types = served_media_types(api_version or info.api_version, kind or info.kind,
+                                      custom=info.custom is not None)
     options = negotiate_output(request.headers.get("Accept"),
-                               encoded=STREAM_MEDIA_TYPES if watch else ENCODED_MEDIA_TYPES)
+                               encoded=served_types.streams if watch else served_types.encoded,
+                               standard=served_types.standard)
 
     def table() -> TableConverter:
         definition = None

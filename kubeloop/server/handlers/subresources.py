@@ -14,8 +14,8 @@ from typing import Any
 from aiohttp import web
 
 from kubeloop.api.status import ApiError, bad_request_error
-from kubeloop.server.handlers.common import json_response, read_body
-from kubeloop.server.handlers.read import get_object
+from kubeloop.server.handlers.common import read_body
+from kubeloop.server.handlers.read import get_object, output_for
 from kubeloop.server.objects import delete_object
 from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import decode_document, delete_options, require_object
@@ -35,8 +35,10 @@ def no_containers_error(info: ResourceInfo, target: Target, subresource: str) ->
 
 
 async def evict(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
+    output = output_for(state, request, target.info, api_version="policy/v1", kind="Eviction")
     raw = await read_body(request)
-    eviction: dict[str, Any] = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    eviction: dict[str, Any] = require_object(decode_document(raw, request.headers.get("Content-Type"),
+                                                              into=("policy/v1", "Eviction")))
     meta = eviction.get("metadata")
     name = meta.get("name") if isinstance(meta, dict) else None
     if name not in (None, "", target.name):
@@ -45,5 +47,5 @@ async def evict(state: ServerState, request: web.Request, target: Target) -> web
     current = get_object(state, pod_target)
     options = delete_options(eviction.get("deleteOptions"), {}, [])
     delete_object(state, target.info, current, options)
-    return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
+    return output.answer({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
                          201)

@@ -16,7 +16,8 @@ from typing import Any
 from aiohttp import web
 
 from kubeloop.api.status import bad_request_error, not_found_error
-from kubeloop.server.handlers.common import check_type, json_response, metadata_of, read_body
+from kubeloop.server.handlers.common import check_type, metadata_of, read_body
+from kubeloop.server.handlers.read import output_for
 from kubeloop.server.requests import decode_document, require_object
 from kubeloop.server.routing import Target
 from kubeloop.server.state import ServerState
@@ -55,8 +56,9 @@ def _review_status(state: ServerState, kind: str, spec: Obj) -> Obj:
 async def handle_virtual_create(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     """A review: the request with its ``status`` filled in, answered with 201 and stored nowhere."""
     info = target.info
+    output = output_for(state, request, info)
     raw = await read_body(request)
-    obj = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    obj = require_object(decode_document(raw, request.headers.get("Content-Type"), into=(info.api_version, info.kind)))
     check_type(info, obj)
     meta = metadata_of(obj)
     if info.namespaced:
@@ -69,7 +71,7 @@ async def handle_virtual_create(state: ServerState, request: web.Request, target
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     assert isinstance(spec, dict)
     obj["status"] = _review_status(state, info.kind, spec)
-    return json_response(obj, 201)
+    return output.answer(obj, 201)
 
 
 def _component(name: str) -> Obj:

@@ -12,19 +12,19 @@ from kubeloop.server.handlers.common import (
     apply_namespace,
     check_name,
     check_type,
+    decode_body,
     decode_typed,
     expected_revision,
     is_dry_run,
-    json_response,
     metadata_of,
     read_body,
     update_manager,
 )
-from kubeloop.server.handlers.read import get_object, present
+from kubeloop.server.handlers.read import get_object, output_for, present
 from kubeloop.server.handlers.scale import apply_scale
 from kubeloop.server.objects import STATUS_LIKE, create_object, update_object
 from kubeloop.server.registry import ResourceInfo
-from kubeloop.server.requests import decode_document, require_object
+from kubeloop.server.requests import require_object
 from kubeloop.server.routing import Target
 from kubeloop.server.state import ServerState
 
@@ -33,9 +33,10 @@ Obj = dict[str, Any]
 
 async def handle_create(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     info = target.info
+    output = output_for(state, request, info)
     raw = await read_body(request)
     dry_run = is_dry_run(request)
-    obj = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    obj = require_object(decode_body(raw, request, target))
     check_type(info, obj)
     metadata_of(obj)
     warnings = decode_typed(info, obj, request)
@@ -45,7 +46,7 @@ async def handle_create(state: ServerState, request: web.Request, target: Target
     apply_namespace(target, meta)
     manager = update_manager(request, target, obj.get("apiVersion"))
     created = create_object(state, storage_info(state.registry, info), stored(info, obj), dry_run, manager)
-    return json_response(present(info, created), 201, warnings)
+    return output.answer(present(info, created), 201, warnings)
 
 
 def check_identity(info: ResourceInfo, target: Target, obj: Obj, current: Obj) -> None:
@@ -64,13 +65,16 @@ def check_identity(info: ResourceInfo, target: Target, obj: Obj, current: Obj) -
 
 async def handle_update(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
     info = target.info
+    scale = target.subresource == "scale"
+    output = output_for(state, request, info, api_version="autoscaling/v1" if scale else None,
+                        kind="Scale" if scale else None)
     raw = await read_body(request)
     dry_run = is_dry_run(request)
-    obj = require_object(decode_document(raw, request.headers.get("Content-Type")))
+    obj = require_object(decode_body(raw, request, target))
     current = get_object(state, target)
-    if target.subresource == "scale":
+    if scale:
         warnings = decode_typed(info, obj, request, group="autoscaling", version="v1", kind="Scale")
-        return json_response(apply_scale(state, info, current, obj, str(target.name), dry_run,
+        return output.answer(apply_scale(state, info, current, obj, str(target.name), dry_run,
                                          update_manager(request, target, current.get("apiVersion"))), 200, warnings)
     check_type(info, obj)
     metadata_of(obj)
@@ -80,4 +84,4 @@ async def handle_update(state: ServerState, request: web.Request, target: Target
     updated = update_object(state, storage_info(state.registry, info), stored(info, obj), current,
                             status=target.subresource in STATUS_LIKE, dry_run=dry_run, manager=manager,
                             finalize=target.subresource == "finalize")
-    return json_response(present(info, updated), 200, warnings)
+    return output.answer(present(info, updated), 200, warnings)

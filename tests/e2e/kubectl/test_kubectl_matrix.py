@@ -1,16 +1,19 @@
 """kubeloop issue 14 item 5: the kubectl builds the issue names, against the embedded cluster.
 
-For every kubectl 1.27-1.31 found (the builds that send JSON) and 1.20 if one is installed:
-``cluster-info``, ``expose``, ``create service|job|cronjob|role|rolebinding|clusterrole|quota|
-poddisruptionbudget|priorityclass|ingress`` (1.20 skips ``create cronjob`` and ``create
-poddisruptionbudget``, which post batch/v1beta1 and policy/v1beta1, removed in 1.25),
+For every kubectl 1.27-1.33 found and 1.20 if one is installed: ``cluster-info``, ``expose``,
+every ``create`` subcommand (namespace, configmap, secret generic|tls|docker-registry,
+deployment, service clusterip|nodeport|loadbalancer|externalname, job, cronjob, role,
+rolebinding, clusterrole, clusterrolebinding, quota, poddisruptionbudget, priorityclass,
+ingress, serviceaccount; 1.20 skips ``create cronjob`` and ``create poddisruptionbudget``, which
+post batch/v1beta1 and policy/v1beta1, removed in 1.25; ``create token`` is left out: the
+server does not serve TokenRequests), ``run``, ``drain`` (a pod evicted), ``rollout status``,
 ``api-resources`` compared with :mod:`kubeloop.api.catalog` (kube-apiserver 1.33's defaults)
 plus the cluster's CustomResourceDefinitions, and ``explain`` for every kind (every kind with the
 newest build, a sample with the others, to keep the run short).
 
-Builds 1.32 and later send protobuf, which the server does not read yet; they are not in this
-matrix (they are named in :data:`NAMED_MINORS`'s complement, never skipped silently: the test
-:func:`test_matrix_builds` lists what was found and what runs).
+Builds 1.32 and later send typed objects as Kubernetes protobuf (``create`` subcommands,
+``drain``'s evictions, ``run``), so the matrix is also the end-to-end test of the server's
+protobuf bodies and answers. The test :func:`test_matrix_builds` lists what was found and what runs.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster, quick_kubel
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(600)]
 
-NAMED_MINORS = frozenset({20, 27, 28, 29, 30, 31})
+NAMED_MINORS = frozenset({20, 27, 28, 29, 30, 31, 32, 33})
 FOUND = kubectl_builds()
 BUILDS = [b for b in FOUND if b.minor in NAMED_MINORS]
 EXPLAIN_SAMPLE = ("pods", "deployments.apps", "customresourcedefinitions.apiextensions.k8s.io",
@@ -62,9 +65,9 @@ async def kubectl(build: KubectlBuild, cluster: EmbeddedCluster, tmp_path: Path,
 
 
 async def test_matrix_builds() -> None:
-    """The issue's builds in the 1.27-1.31 range are on this machine (1.20 only if installed)."""
+    """The issue's builds in the 1.27-1.33 range are on this machine (1.20 only if installed)."""
     print("found:", [f"{b.version} {b.path}" for b in FOUND], "running:", [b.version for b in BUILDS])
-    assert {b.minor for b in BUILDS} >= {27, 28, 29, 30, 31}
+    assert {b.minor for b in BUILDS} >= {27, 28, 29, 30, 31, 32, 33}
 
 
 async def test_cluster_info(kubectl: KubectlRunner, cluster: EmbeddedCluster) -> None:
@@ -87,10 +90,30 @@ async def test_expose(kubectl: KubectlRunner, cluster: EmbeddedCluster) -> None:
     assert re.fullmatch(r"10\.\d+\.\d+\.\d+", service["spec"]["clusterIP"])
 
 
-def create_commands(minor: int) -> list[tuple[list[str], str, str, str]]:
-    """(kubectl args, expected output, resource to read back, name) per ``create`` subcommand."""
-    suffix = f"m{minor}"
+def create_commands(build: KubectlBuild, tls: tuple[Path, Path]) -> list[tuple[list[str], str, str, str]]:
+    """(kubectl args, expected output, resource to read back, name) per ``create`` subcommand;
+    ``tls`` a certificate and key file for ``create secret tls``. Cluster-scoped names carry the
+    build's version (two builds may share a minor)."""
+    minor = build.minor
+    suffix = re.sub(r"[^a-z0-9]+", "-", build.version.lower()).strip("-")
+    cert, key = tls
     commands = [
+        (["namespace", f"ns-{suffix}"], f"namespace/ns-{suffix} created\n", "namespaces", f"ns-{suffix}"),
+        (["configmap", "cm", "--from-literal=a=b"], "configmap/cm created\n", "configmaps", "cm"),
+        (["secret", "generic", "generic", "--from-literal=a=b"], "secret/generic created\n", "secrets", "generic"),
+        (["secret", "tls", "tls", f"--cert={cert}", f"--key={key}"], "secret/tls created\n", "secrets", "tls"),
+        (["secret", "docker-registry", "registry", "--docker-server=r.example.com", "--docker-username=u",
+          "--docker-password=p"], "secret/registry created\n", "secrets", "registry"),
+        (["deployment", "deploy", "--image=nginx:1.25", "--replicas=1"], "deployment.apps/deploy created\n",
+         "deployments", "deploy"),
+        (["service", "nodeport", "nodeport", "--tcp=80:8080"], "service/nodeport created\n", "services", "nodeport"),
+        (["service", "loadbalancer", "lb", "--tcp=80:8080"], "service/lb created\n", "services", "lb"),
+        (["service", "externalname", "external", "--external-name=db.example.com"], "service/external created\n",
+         "services", "external"),
+        (["clusterrolebinding", f"reader-{suffix}", f"--clusterrole=reader-{suffix}", "--user=alice"],
+         f"clusterrolebinding.rbac.authorization.k8s.io/reader-{suffix} created\n", "clusterrolebindings",
+         f"reader-{suffix}"),
+        (["serviceaccount", "robot"], "serviceaccount/robot created\n", "serviceaccounts", "robot"),
         (["service", "clusterip", "svc", "--tcp=80:8080"], "service/svc created\n", "services", "svc"),
         (["job", "job", "--image=busybox"], "job.batch/job created\n", "jobs", "job"),
         (["cronjob", "cron", "--image=busybox", "--schedule=*/5 * * * *"], "cronjob.batch/cron created\n",
@@ -116,8 +139,9 @@ def create_commands(minor: int) -> list[tuple[list[str], str, str, str]]:
 
 
 async def test_create_subcommands(kubectl: KubectlRunner, cluster: EmbeddedCluster) -> None:
-    cluster_scoped = {"clusterroles", "priorityclasses"}
-    for args, expected, resource, name in create_commands(kubectl.build.minor):
+    cluster_scoped = {"clusterroles", "clusterrolebindings", "priorityclasses", "namespaces"}
+    tls = (cluster.kubeconfig_path.parent / "server.crt", cluster.kubeconfig_path.parent / "server.key")
+    for args, expected, resource, name in create_commands(kubectl.build, tls):
         result = await kubectl.run("create", *args)
         assert (result.code, result.out) == (0, expected), f"create {' '.join(args)}: {result.err}"
         namespace = None if resource in cluster_scoped else kubectl.namespace
@@ -184,3 +208,25 @@ async def test_explain_every_kind(kubectl: KubectlRunner) -> None:
         printed = re.search(r"^VERSION:\s+(\S+)$", out, re.M)
         assert printed is not None and shown + printed.group(1) == version, (entry, out[:300])
         assert re.search(r"^DESCRIPTION:", out, re.M), (entry, out[:300])
+
+
+async def test_run_drain_and_rollout_status(kubectl: KubectlRunner, cluster: EmbeddedCluster) -> None:
+    """``run`` a pod, ``drain`` the node it runs on (the pod is evicted), ``rollout status`` of a
+    Deployment. The node is uncordoned again whatever happens."""
+    ns = kubectl.namespace
+    assert await kubectl.ok("run", "runner", "--image=nginx:1.25", f"--labels=drain={ns}") == "pod/runner created\n"
+    assert await kubectl.ok("wait", "--for=condition=Ready", "pod/runner", "--timeout=60s")
+    node = (await cluster.client.get("pods", "runner", namespace=ns))["spec"]["nodeName"]
+    try:
+        out = await kubectl.ok("drain", node, f"--pod-selector=drain={ns}", "--ignore-daemonsets",
+                               "--delete-emptydir-data", "--force", "--timeout=60s")
+        # 1.20 ends with "node/N evicted", later builds with "node/N drained".
+        assert "pod/runner evicted" in out and re.search(rf"^node/{node} (drained|evicted)$", out, re.M), out
+        assert (await cluster.client.get("nodes", node))["spec"]["unschedulable"] is True
+        pods = await cluster.client.list("pods", namespace=ns, label_selector=f"drain={ns}")
+        assert pods["items"] == [] or all(p["metadata"].get("deletionTimestamp") for p in pods["items"])
+    finally:
+        await kubectl.ok("uncordon", node)
+    await kubectl.ok("create", "deployment", "rolled", "--image=nginx:1.25", "--replicas=2")
+    status = await kubectl.ok("rollout", "status", "deployment/rolled", "--timeout=90s")
+    assert status.rstrip().endswith('deployment "rolled" successfully rolled out'), status

@@ -1,5 +1,5 @@
 """HorizontalPodAutoscalers served at autoscaling/v2 (stored) and autoscaling/v1 (converted), over HTTP,
-and kubectl autoscale with a v1 client (1.20) and a v2 one (1.31)."""
+and kubectl autoscale with a v1 client (1.20) and v2 ones (1.31 in JSON, 1.33 in protobuf)."""
 
 from __future__ import annotations
 
@@ -210,6 +210,7 @@ KUBECTL_1_20 = next((p for p in ("/work/main/.tools/kubernetes-client/usr/bin/ku
                      if Path(p).exists() and "v1.20" in subprocess.run([p, "version", "--client", "--short"],
                                                                       capture_output=True, text=True).stdout), None)
 KUBECTL_1_31 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.31"
+KUBECTL_1_33 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.33"
 
 
 def _kubectl(binary: str, cluster: Cluster, tmp_path: Path, *args: str) -> str:
@@ -226,7 +227,8 @@ DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name"
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("binary", [KUBECTL_1_20, KUBECTL_1_31], ids=["kubectl-1.20", "kubectl-1.31"])
+@pytest.mark.parametrize("binary", [KUBECTL_1_20, KUBECTL_1_31, KUBECTL_1_33],
+                         ids=["kubectl-1.20", "kubectl-1.31", "kubectl-1.33"])
 def test_kubectl_autoscale(cluster: Cluster, tmp_path: Path, binary: str | None) -> None:
     assert binary is not None and Path(binary).exists(), "the kubectl binary is installed"
     _call(cluster, "POST", "/apis/apps/v1/namespaces/default/deployments", DEPLOYMENT, expect=201)

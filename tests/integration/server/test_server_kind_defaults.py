@@ -18,7 +18,7 @@ import orjson
 import pytest
 from server_harness import Cluster
 
-KUBECTLS = [f"/usr/lib/google-cloud-sdk/bin/kubectl.1.{minor}" for minor in range(27, 32)
+KUBECTLS = [f"/usr/lib/google-cloud-sdk/bin/kubectl.1.{minor}" for minor in range(27, 34)
             if Path(f"/usr/lib/google-cloud-sdk/bin/kubectl.1.{minor}").exists()]
 JSON = {"Content-Type": "application/json"}
 LABELS = {"app": "x"}

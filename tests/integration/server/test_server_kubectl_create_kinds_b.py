@@ -1,8 +1,8 @@
 """``kubectl create role|rolebinding|clusterrole|clusterrolebinding|priorityclass|ingress``.
 
-With each kubectl from 1.27 to 1.31 found on the machine (the later ones speak protobuf, which
-the server does not), the objects are created, read back as JSON, and compared (all but
-metadata) with what kube-apiserver 1.33 stores for the same commands.
+With each kubectl from 1.27 to 1.33 found on the machine (1.32 and 1.33 send the objects as
+protobuf), the objects are created, read back as JSON, and compared (all but metadata) with what
+kube-apiserver 1.33 stores for the same commands.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from server_harness import Cluster
 
 SDK = Path("/usr/lib/google-cloud-sdk/bin")
-KUBECTLS = [str(SDK / f"kubectl.1.{minor}") for minor in range(27, 32) if (SDK / f"kubectl.1.{minor}").exists()]
+KUBECTLS = [str(SDK / f"kubectl.1.{minor}") for minor in range(27, 34) if (SDK / f"kubectl.1.{minor}").exists()]
 RBAC = "rbac.authorization.k8s.io"
 
 COMMANDS = [
@@ -69,4 +69,4 @@ def test_kubectl_create_stores_upstream_defaults(cluster: Cluster, tmp_path: Pat
 
 def test_kubectl_versions_are_present() -> None:
     # The case above must not silently run for no kubectl at all on the reference machine.
-    assert len(KUBECTLS) == 5
+    assert len(KUBECTLS) == 7

@@ -256,8 +256,8 @@ def test_a_large_namespace_is_emptied_while_the_server_answers(cluster: Cluster,
     assert cluster.core.list_namespaced_config_map("big").items == []
 
 
-# The kubectl releases that speak JSON to the server (1.32+ send protobuf).
-KUBECTLS = [str(path) for minor in range(27, 32)
+# The kubectl releases 1.27-1.33 (1.32+ send protobuf).
+KUBECTLS = [str(path) for minor in range(27, 34)
             if (path := Path(f"/usr/lib/google-cloud-sdk/bin/kubectl.1.{minor}")).exists()]
 
 

@@ -22,10 +22,10 @@ pytestmark = pytest.mark.e2e
 
 SDK = "/usr/lib/google-cloud-sdk/bin/kubectl"
 KUBECTLS = [path for path in ("/usr/bin/kubectl", *os.environ.get("KUBELOOP_KUBECTL", "").split(os.pathsep),
-                              *(f"{SDK}.1.{minor}" for minor in range(27, 32)))
+                              *(f"{SDK}.1.{minor}" for minor in range(27, 34)))
             if path and Path(path).exists()]
 """The machine's default kubectl (a dispatcher that picks a client by the server's version) and
-1.27-1.31; 1.32+ clients send protobuf, which the server does not read yet."""
+1.27-1.33 (1.32+ send protobuf)."""
 AGE = re.compile(r"^\d+s$")
 
 

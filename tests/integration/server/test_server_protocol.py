@@ -52,11 +52,12 @@ def test_oversized_bodies_get_413(cluster: Cluster) -> None:
     assert status == 404
 
 
-def test_protobuf_only_accept_gets_406(cluster: Cluster) -> None:
-    status, _, body = cluster.raw("GET", PODS, headers={"Accept": "application/vnd.kubernetes.protobuf"})
-    assert status == 406
-    assert _status(body)["reason"] == "NotAcceptable"
-    status, _, _ = cluster.raw("GET", PODS, headers={"Accept": "application/vnd.kubernetes.protobuf, */*"})
+def test_accept_that_names_nothing_served_gets_406(cluster: Cluster) -> None:
+    status, headers, body = cluster.raw("GET", PODS, headers={"Accept": "text/html"})
+    # Nothing acceptable for the Status either: upstream's WriteRawJSON, indented.
+    assert (status, headers["Content-Type"]) == (406, "application/json")
+    assert body.startswith(b'{\n  "kind": "Status"') and _status(body)["reason"] == "NotAcceptable"
+    status, _, _ = cluster.raw("GET", PODS, headers={"Accept": "text/html, */*"})
     assert status == 200
 
 

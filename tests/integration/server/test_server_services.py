@@ -16,7 +16,7 @@ from kubernetes.client.rest import ApiException
 from server_harness import Cluster, ServerThread, make_api_client
 
 NS = "default"
-JSON_KUBECTLS = [f"/usr/lib/google-cloud-sdk/bin/kubectl.1.{minor}" for minor in range(27, 32)
+KUBECTLS = [f"/usr/lib/google-cloud-sdk/bin/kubectl.1.{minor}" for minor in range(27, 34)
                  if Path(f"/usr/lib/google-cloud-sdk/bin/kubectl.1.{minor}").exists()]
 
 
@@ -130,7 +130,7 @@ def _kubectl(binary: str, cluster: Cluster, tmp_path: Path, *args: str, ok: bool
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("binary", JSON_KUBECTLS)
+@pytest.mark.parametrize("binary", KUBECTLS)
 def test_kubectl_service_commands(cluster: Cluster, tmp_path: Path, binary: str) -> None:
     assert "service/cip created" in _kubectl(binary, cluster, tmp_path, "create", "service", "clusterip", "cip",
                                              "--tcp=80:8080")
