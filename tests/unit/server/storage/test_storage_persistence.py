@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def drain(watcher: Watcher) -> list[WatchEvent]:
 
 def change_rows(data_dir: Path) -> list[int]:
     """Revisions of the rows left in the change log (read with a separate connection)."""
-    with sqlite3.connect(data_dir / DATABASE_FILE) as connection:
+    with closing(sqlite3.connect(data_dir / DATABASE_FILE, isolation_level=None)) as connection:
         return [rv for (rv,) in connection.execute("SELECT rv FROM changes ORDER BY rv")]
 
 
@@ -191,7 +192,7 @@ def test_data_dir_is_created(tmp_path: Path) -> None:
 
 
 def test_a_database_from_a_newer_schema_is_refused(tmp_path: Path) -> None:
-    with sqlite3.connect(tmp_path / DATABASE_FILE) as connection:
+    with closing(sqlite3.connect(tmp_path / DATABASE_FILE, isolation_level=None)) as connection:
         connection.execute("PRAGMA user_version=99")
     with pytest.raises(StorageError, match="schema version 99"):
         Storage.open(tmp_path)
@@ -208,11 +209,11 @@ def test_a_corrupt_change_row_is_reported_and_releases_the_directory(tmp_path: P
     store = Storage.open(tmp_path)
     store.create(PODS, make_object("a"))
     store.close()
-    with sqlite3.connect(tmp_path / DATABASE_FILE) as connection:
+    with closing(sqlite3.connect(tmp_path / DATABASE_FILE, isolation_level=None)) as connection:
         connection.execute("UPDATE changes SET body = x'00ff'")
     with pytest.raises(StorageError, match="row 1 is corrupt"):
         Storage.open(tmp_path)
-    with sqlite3.connect(tmp_path / DATABASE_FILE) as connection:
+    with closing(sqlite3.connect(tmp_path / DATABASE_FILE, isolation_level=None)) as connection:
         connection.execute("DELETE FROM changes")
     reopened = Storage.open(tmp_path)
     assert reopened.revision == 0
