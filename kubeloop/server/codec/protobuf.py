@@ -11,13 +11,13 @@ included (apiserver pkg/endpoints/handlers/watch.go: the embedded encoder is the
 ``Serializer``; apimachinery pkg/util/framer: the length-delimited framer).
 
 Message schemas are the wire facts of the registry of kinds (:mod:`kubeloop.server.kinds.wire`).
-Encoding goes through the pinned ``protobuf`` library (:mod:`~kubeloop.server.codec.protobuf_library`:
-descriptors built from the facts, dicts converted to its messages). Decoding reads the wire
-directly, with one reader per message compiled from the same facts: it costs what parsing with
-the library and converting back costs, and it is Go's decoder in what it refuses and how it
-words it, which the library is not (it keeps a field of the wrong wire type as an unknown
-field, where Go's generated ``Unmarshal`` fails the request). Figures and the choice are in
-docs/decisions.md (``bench/protobuf.py``).
+Encoding is code generated from the facts (:mod:`~kubeloop.server.codec.protobuf_writer`), held
+byte for byte to the pinned ``protobuf`` library's serialization
+(:mod:`~kubeloop.server.codec.protobuf_library`) by the tests. Decoding reads the wire
+directly, with one reader per message compiled from the same facts: it is Go's decoder in what
+it refuses and how it words it, which the library is not (it keeps a field of the wrong wire
+type as an unknown field, where Go's generated ``Unmarshal`` fails the request). Figures and the
+choice are in docs/decisions.md (``bench/protobuf.py``).
 
 Go semantics (gogo's generated ``Marshal`` / ``Unmarshal``):
 
@@ -54,7 +54,7 @@ from typing import Any
 
 import orjson
 
-from kubeloop.server.codec import gotext, protobuf_library
+from kubeloop.server.codec import gotext, protobuf_library, protobuf_writer
 from kubeloop.server.kinds import wire
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -611,8 +611,8 @@ def has_schema(api_version: str, kind: str) -> bool:
 
 
 def encode_message(obj: Mapping[str, Any], api_version: str, kind: str) -> bytes:
-    """The object's own message bytes (the envelope's ``raw``), written by the library; a list's
-    items one by one, each through the cache of recently written messages."""
+    """The object's own message bytes (the envelope's ``raw``), written by the generated writer;
+    a list's items one by one, each through the cache of recently written messages."""
     name = wire.message_name(api_version, kind)
     if name is None:
         raise ValueError(f"no protobuf message for {api_version} {kind}")
@@ -620,7 +620,7 @@ def encode_message(obj: Mapping[str, Any], api_version: str, kind: str) -> bytes
     if items is None:
         return _CACHE.message(name, obj)
     number, item_name = items
-    head = protobuf_library.encode_message({k: v for k, v in obj.items() if k != "items"}, name)
+    head = protobuf_writer.encode_message({k: v for k, v in obj.items() if k != "items"}, name)
     tag = _varint(number << 3 | 2)
     parts = [head]
     for item in obj.get("items") or ():
@@ -657,13 +657,13 @@ class _MessageCache:
         try:
             key = (name, orjson.dumps(obj))
         except TypeError:
-            return protobuf_library.encode_message(obj, name)
+            return protobuf_writer.encode_message(obj, name)
         entries = self._entries
         found = entries.get(key)
         if found is not None:
             entries.move_to_end(key)
             return found
-        data = protobuf_library.encode_message(obj, name)
+        data = protobuf_writer.encode_message(obj, name)
         entries[key] = data
         self._size += len(key[1]) + len(data)
         while self._size > self._limit and entries:

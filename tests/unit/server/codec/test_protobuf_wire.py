@@ -181,6 +181,14 @@ def test_values_pointers_and_omitempty_read_as_json_writes_them() -> None:
                                      "status": {}}
 
 
+def test_map_keys_in_gos_order_an_empty_key_first() -> None:
+    # gogo's Marshal sorts map keys with sortkeys.Strings: byte order, "" before everything.
+    labels = {"b": "2", "": "0", "a": "1", "\u00e9": "3"}
+    meta = protobuf.encode_message({"metadata": {"name": "x", "labels": labels}}, "v1", "ConfigMap")
+    want = ld(1, object_meta("x", labels=labels))
+    assert meta == want
+
+
 def test_special_types_round_trip() -> None:
     crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
            "metadata": {"name": "xs.example.com", "managedFields": [
