@@ -13,9 +13,9 @@ special types; see :mod:`kubeloop.server.codec.protobuf`).
 (Go's decoder in what it refuses) are held to by the tests, for every built-in kind; the server
 uses neither.
 
-One difference from Go's bytes is the library's: its deterministic map order puts an empty key
-last, where Go (``sortkeys.Strings``) puts it first. Kube's validation allows no empty key in
-labels, annotations, ConfigMap or Secret data, and no decoder depends on the order.
+One difference from Go's bytes is the library's: its deterministic map order puts a key after
+the keys it is a prefix of (``app.kubernetes.io/name`` before ``app``, an empty key last), where
+Go (``sortkeys.Strings``) sorts them bytewise (``app`` first); the codec's writer sorts as Go does.
 """
 
 from __future__ import annotations
@@ -467,6 +467,13 @@ def encode_message(obj: Mapping[str, Any], name: str) -> bytes:
     converter, cls = _codec(name)
     data: bytes = cls(**converter.encode(obj)).SerializeToString(deterministic=True)
     return data
+
+
+def reserialize(data: bytes, name: str) -> bytes:
+    """The message bytes ``data`` parsed and written again by the library (maps in its order)."""
+    _, cls = _codec(name)
+    written: bytes = cls.FromString(data).SerializeToString(deterministic=True)
+    return written
 
 
 def decode_message(data: bytes, name: str) -> Obj:

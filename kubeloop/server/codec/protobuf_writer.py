@@ -90,14 +90,14 @@ def _microtime(value: str) -> bytes:
     return varint(len(content)) + content
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=8192, typed=True)  # 1, 1.0 and True write differently
 def _quantity(value: Any) -> bytes:
     text = (value if isinstance(value, str) else str(value)).encode()
     content = b"\x0a" + varint(len(text)) + text
     return varint(len(content)) + content
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=8192, typed=True)  # 1, 1.0 and True write differently
 def _intstr(value: Any) -> bytes:
     if isinstance(value, str):
         text = value.encode()
