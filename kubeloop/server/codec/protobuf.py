@@ -774,12 +774,16 @@ def has_schema(api_version: str, kind: str) -> bool:
 def encode_message(obj: Mapping[str, Any], api_version: str, kind: str) -> bytes:
     """The object's own message bytes (the envelope's ``raw``), written by the generated writer;
     a list's items one by one, each through the cache of recently written messages."""
+    return _write_message(obj, api_version, kind, cached=True)
+
+
+def _write_message(obj: Mapping[str, Any], api_version: str, kind: str, *, cached: bool) -> bytes:
     name = wire.message_name(api_version, kind)
     if name is None:
         raise ValueError(f"no protobuf message for {api_version} {kind}")
     items = _list_items(name)
     if items is None:
-        return _CACHE.message(name, obj)
+        return _CACHE.message(name, obj) if cached else protobuf_writer.encode_message(obj, name)
     number, item_name = items
     head = protobuf_writer.encode_message({k: v for k, v in obj.items() if k != "items"}, name)
     tag = _varint(number << 3 | 2)
@@ -815,16 +819,21 @@ class _MessageCache:
         self._limit = limit
 
     def message(self, name: str, obj: Mapping[str, Any]) -> bytes:
+        """The message ``name`` of ``obj``."""
+        return self.written(name, obj, protobuf_writer.encode_message)
+
+    def written(self, name: str, obj: Mapping[str, Any], write: Callable[[Mapping[str, Any], str], bytes]) -> bytes:
+        """``write(obj, name)``, or what it gave for the same ``name`` and JSON text before."""
         try:
             key = (name, orjson.dumps(obj))
         except TypeError:
-            return protobuf_writer.encode_message(obj, name)
+            return write(obj, name)
         entries = self._entries
         found = entries.get(key)
         if found is not None:
             entries.move_to_end(key)
             return found
-        data = protobuf_writer.encode_message(obj, name)
+        data = write(obj, name)
         entries[key] = data
         self._size += len(key[1]) + len(data)
         while self._size > self._limit and entries:
@@ -859,12 +868,22 @@ def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
     return decoded
 
 
+_BODY = ""
+"""The cache's name for whole bodies (no message is named so); their JSON text has the
+apiVersion and kind the envelope is written from."""
+
+
 def encode(obj: Mapping[str, Any]) -> bytes:
     """The whole body as kube-apiserver writes it: magic, then ``runtime.Unknown`` around the
-    object's message (apiVersion and kind from the dict)."""
+    object's message (apiVersion and kind from the dict). Kept whole in the cache of written
+    messages, as one stored object is written to every watcher and reader."""
+    return _CACHE.written(_BODY, obj, _write_body)
+
+
+def _write_body(obj: Mapping[str, Any], _: str) -> bytes:
     api_version = str(obj.get("apiVersion") or "")
     kind = str(obj.get("kind") or "")
-    raw = encode_message(obj, api_version, kind)
+    raw = _write_message(obj, api_version, kind, cached=False)
     type_meta = _length_delimited(1, api_version.encode()) + _length_delimited(2, kind.encode())
     # contentEncoding (3) and contentType (4) are empty, and Go writes them anyway.
     return MAGIC + _length_delimited(1, type_meta) + _length_delimited(2, raw) + b"\x1a\x00\x22\x00"
