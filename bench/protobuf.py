@@ -2,8 +2,9 @@
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python bench/protobuf.py [--pods 5000] [--repeat 5]``.
 
-Per pod and per list, the best of ``--repeat`` rounds (process CPU time), the actions taking
-turns within each round (so the ratios hold on a busy machine), of:
+Per pod and per list, the best of ``--repeat`` rounds (process CPU time, the garbage collector
+off while an action runs, as ``timeit`` does), the actions taking turns within each round (so
+the ratios hold on a busy machine), of:
 
 - encoding a response: ``orjson.dumps`` (what the server writes for JSON) beside
   :func:`kubeloop.server.codec.protobuf.encode` (magic, envelope, and the message written by the
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import time
 from collections.abc import Callable
 from typing import Any
@@ -91,9 +93,14 @@ def interleaved(repeat: int, actions: dict[str, tuple[Callable[[], Any], bool]])
         for label, (action, cold) in actions.items():
             if cold:
                 protobuf.clear_cache()
+            # As timeit does: the collector's passes over this script's own thousands of pods
+            # would fall on whichever action happens to run then.
+            gc.collect()
+            gc.disable()
             start = time.process_time()
             action()
             found[label] = min(found[label], time.process_time() - start)
+            gc.enable()
     return found
 
 
