@@ -14,10 +14,14 @@ Message schemas are the wire facts of the registry of kinds (:mod:`kubeloop.serv
 Encoding is code generated from the facts (:mod:`~kubeloop.server.codec.protobuf_writer`), held
 byte for byte to the pinned ``protobuf`` library's serialization
 (:mod:`~kubeloop.server.codec.protobuf_library`) by the tests. Decoding reads the wire
-directly, with one reader per message compiled from the same facts: it is Go's decoder in what
-it refuses and how it words it, which the library is not (it keeps a field of the wrong wire
-type as an unknown field, where Go's generated ``Unmarshal`` fails the request). Figures and the
-choice are in docs/decisions.md (``bench/protobuf.py``).
+directly: per message, a straight-line reader generated from the same facts reads the fields in
+the order Go writes them, and hands anything else (fields out of order, unknown, malformed) to
+per-field closures that read any order. It is Go's decoder in what it refuses and how it words
+it, which the library is not (it keeps a field of the wrong wire type as an unknown field, where
+Go's generated ``Unmarshal`` fails the request). Its output needs no typed decoding
+(:mod:`kubeloop.server.kinds.decode`) after it: the wire types are Go's types, and the tests
+hold typed decoding of it to changing nothing. Figures and the choice are in docs/decisions.md
+(``bench/protobuf.py``).
 
 Go semantics (gogo's generated ``Marshal`` / ``Unmarshal``):
 
