@@ -2,20 +2,26 @@
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python bench/protobuf.py [--pods 5000] [--repeat 5]``.
 
-Per pod and per list, in one run (so the ratios hold on a busy machine), the best of
-``--repeat`` timings (process CPU time) of:
+Per pod and per list, the best of ``--repeat`` rounds (process CPU time, the garbage collector
+off while an action runs, as ``timeit`` does), the actions taking turns within each round (so
+the ratios hold on a busy machine), of:
 
 - encoding a response: ``orjson.dumps`` (what the server writes for JSON) beside
   :func:`kubeloop.server.codec.protobuf.encode` (magic, envelope, and the message written by the
-  pinned ``protobuf`` library), the first time an object is written and again (the codec keeps
-  recently written messages by the object's JSON text);
+  generated writer), the first time an object is written and again (the codec keeps recently
+  written bodies by the object's JSON text), and beside the pinned ``protobuf`` library's
+  writing (:func:`kubeloop.server.codec.protobuf_library.encode_message`), which the codec used
+  before;
 - decoding a request body: ``orjson.loads`` plus the server's typed decoding
   (:func:`kubeloop.server.kinds.decode.decode_object`) beside
   :func:`kubeloop.server.codec.protobuf.decode` (the codec's own reader) of the bytes a Go client
-  sends for the same object (every non-pointer field written, as Go's marshaller does), and
-  beside the library's parser plus conversion back to a dict
+  sends for the same object (every non-pointer field written, as Go's marshaller does), with
+  and without a typed decoding pass after it (which a protobuf body does not need: the tests
+  show it changes nothing), and beside the library's parser plus conversion back to a dict
   (:func:`kubeloop.server.codec.protobuf_library.decode_message`), the alternative
-  docs/decisions.md weighs.
+  docs/decisions.md weighs;
+- per request, the codec's share: a create (decode the body, encode the answer the first time)
+  and a get (encode an object written before).
 
 The pod is a running, scheduled pod as the server stores it: owner reference, one container
 with ports, resources, probes and mounts, tolerations, conditions and a container status.
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import time
 from collections.abc import Callable
 from typing import Any
@@ -77,21 +84,28 @@ POD: dict[str, Any] = {
 }
 
 
-def best(repeat: int, action: Callable[[], Any], cold: bool = False) -> float:
-    """The fastest of ``repeat`` runs, in seconds of this process's CPU; ``cold`` empties the
-    codec's cache of written messages before each run."""
-    times = []
+def interleaved(repeat: int, actions: dict[str, tuple[Callable[[], Any], bool]]) -> dict[str, float]:
+    """The fastest of ``repeat`` runs of each action, in seconds of this process's CPU, the
+    actions taking turns within each round so that a change of the machine's load falls on all
+    of them alike; an action marked cold starts with an empty cache of written messages."""
+    found = dict.fromkeys(actions, float("inf"))
     for _ in range(repeat):
-        if cold:
-            protobuf.clear_cache()
-        start = time.process_time()
-        action()
-        times.append(time.process_time() - start)
-    return min(times)
+        for label, (action, cold) in actions.items():
+            if cold:
+                protobuf.clear_cache()
+            # As timeit does: the collector's passes over this script's own thousands of pods
+            # would fall on whichever action happens to run then.
+            gc.collect()
+            gc.disable()
+            start = time.process_time()
+            action()
+            found[label] = min(found[label], time.process_time() - start)
+            gc.enable()
+    return found
 
 
 def row(label: str, seconds: float, per: int, unit: str) -> None:
-    print(f"{label:<46} {seconds / per * 1e6:10.1f} us/{unit}")
+    print(f"{label:<58} {seconds / per * 1e6:10.1f} us/{unit}")
 
 
 def main() -> None:
@@ -112,34 +126,53 @@ def main() -> None:
     json_bodies = [orjson.dumps(pod) for pod in pods]
     proto_bodies = [protobuf.encode(pod) for pod in pods]
     raw_messages = [protobuf.encode_message(pod, "v1", "Pod") for pod in pods]
+    json_list = orjson.dumps(pod_list)
+    proto_list = protobuf.encode(pod_list)
     print(f"one pod: JSON {len(json_bodies[0])} bytes, protobuf {len(proto_bodies[0])} bytes; "
-          f"list of {count}: JSON {len(orjson.dumps(pod_list))} bytes, protobuf {len(protobuf.encode(pod_list))} bytes")
+          f"list of {count}: JSON {len(json_list)} bytes, protobuf {len(proto_list)} bytes")
 
     def json_decode() -> None:
         for body in json_bodies:
             decode_object("", "v1", "Pod", orjson.loads(body), WARN)
 
-    print(f"\nper pod (best of {repeat} runs over {count} pods)")
-    row("encode  JSON (orjson.dumps)", best(repeat, lambda: [orjson.dumps(pod) for pod in pods]), count, "pod")
-    row("encode  protobuf, first time (codec.protobuf)",
-        best(repeat, lambda: [protobuf.encode(pod) for pod in pods], cold=True), count, "pod")
-    row("encode  protobuf, again (codec.protobuf)", best(repeat, lambda: [protobuf.encode(pod) for pod in pods]),
-        count, "pod")
-    row("decode  JSON (orjson.loads + typed decoding)", best(repeat, json_decode), count, "pod")
-    row("decode  protobuf (codec.protobuf.decode)",
-        best(repeat, lambda: [protobuf.decode(body) for body in proto_bodies]), count, "pod")
-    row("decode  protobuf (library parse + convert)",
-        best(repeat, lambda: [protobuf_library.decode_message(raw, name) for raw in raw_messages]), count, "pod")
+    def proto_decode_typed() -> None:
+        for body in proto_bodies:
+            decode_object("", "v1", "Pod", protobuf.decode(body), WARN)
 
-    json_list = orjson.dumps(pod_list)
-    proto_list = protobuf.encode(pod_list)
-    print(f"\nper list of {count} pods (best of {repeat})")
-    row("encode  JSON", best(repeat, lambda: orjson.dumps(pod_list)), 1, "list")
-    row("encode  protobuf, first time", best(repeat, lambda: protobuf.encode(pod_list), cold=True), 1, "list")
-    row("encode  protobuf, again", best(repeat, lambda: protobuf.encode(pod_list)), 1, "list")
-    row("decode  JSON (orjson.loads + typed decoding)",
-        best(repeat, lambda: decode_object("", "v1", "PodList", orjson.loads(json_list), WARN)), 1, "list")
-    row("decode  protobuf", best(repeat, lambda: protobuf.decode(proto_list)), 1, "list")
+    per_pod: dict[str, tuple[Callable[[], Any], bool]] = {
+        "encode  JSON (orjson.dumps)": (lambda: [orjson.dumps(pod) for pod in pods], False),
+        "encode  protobuf, first time (codec.protobuf.encode)": (lambda: [protobuf.encode(pod) for pod in pods], True),
+        "encode  protobuf, again (codec.protobuf.encode)": (lambda: [protobuf.encode(pod) for pod in pods], False),
+        "encode  protobuf, the library (for comparison)":
+            (lambda: [protobuf_library.encode_message(pod, name) for pod in pods], False),
+        "decode  JSON (orjson.loads + typed decoding)": (json_decode, False),
+        "decode  protobuf (codec.protobuf.decode)": (lambda: [protobuf.decode(body) for body in proto_bodies], False),
+        "decode  protobuf + typed decoding (not needed)": (proto_decode_typed, False),
+        "decode  protobuf, library parse + convert (for comparison)":
+            (lambda: [protobuf_library.decode_message(raw, name) for raw in raw_messages], False),
+    }
+    print(f"\nper pod (best of {repeat} rounds over {count} pods, actions interleaved)")
+    found = interleaved(repeat, per_pod)
+    for label, seconds in found.items():
+        row(label, seconds, count, "pod")
+    labels = list(found)
+    print("\nper request, codec only")
+    row("create  JSON (decode + encode)", found[labels[4]] + found[labels[0]], count, "request")
+    row("create  protobuf (decode + encode first time)", found[labels[5]] + found[labels[1]], count, "request")
+    row("get     JSON (encode)", found[labels[0]], count, "request")
+    row("get     protobuf (encode again)", found[labels[2]], count, "request")
+
+    per_list: dict[str, tuple[Callable[[], Any], bool]] = {
+        "encode  JSON": (lambda: orjson.dumps(pod_list), False),
+        "encode  protobuf, first time": (lambda: protobuf.encode(pod_list), True),
+        "encode  protobuf, again": (lambda: protobuf.encode(pod_list), False),
+        "decode  JSON (orjson.loads + typed decoding)":
+            (lambda: decode_object("", "v1", "PodList", orjson.loads(json_list), WARN), False),
+        "decode  protobuf": (lambda: protobuf.decode(proto_list), False),
+    }
+    print(f"\nper list of {count} pods (best of {repeat} rounds, interleaved)")
+    for label, seconds in interleaved(repeat, per_list).items():
+        row(label, seconds, 1, "list")
 
 
 if __name__ == "__main__":

@@ -11,13 +11,17 @@ included (apiserver pkg/endpoints/handlers/watch.go: the embedded encoder is the
 ``Serializer``; apimachinery pkg/util/framer: the length-delimited framer).
 
 Message schemas are the wire facts of the registry of kinds (:mod:`kubeloop.server.kinds.wire`).
-Encoding goes through the pinned ``protobuf`` library (:mod:`~kubeloop.server.codec.protobuf_library`:
-descriptors built from the facts, dicts converted to its messages). Decoding reads the wire
-directly, with one reader per message compiled from the same facts: it costs what parsing with
-the library and converting back costs, and it is Go's decoder in what it refuses and how it
-words it, which the library is not (it keeps a field of the wrong wire type as an unknown
-field, where Go's generated ``Unmarshal`` fails the request). Figures and the choice are in
-docs/decisions.md (``bench/protobuf.py``).
+Encoding is code generated from the facts (:mod:`~kubeloop.server.codec.protobuf_writer`), held
+byte for byte to the pinned ``protobuf`` library's serialization
+(:mod:`~kubeloop.server.codec.protobuf_library`) by the tests. Decoding reads the wire
+directly: per message, a straight-line reader generated from the same facts reads the fields in
+the order Go writes them, and hands anything else (fields out of order, unknown, malformed) to
+per-field closures that read any order. It is Go's decoder in what it refuses and how it words
+it, which the library is not (it keeps a field of the wrong wire type as an unknown field, where
+Go's generated ``Unmarshal`` fails the request). Its output needs no typed decoding
+(:mod:`kubeloop.server.kinds.decode`) after it: the wire types are Go's types, and the tests
+hold typed decoding of it to changing nothing. Figures and the choice are in docs/decisions.md
+(``bench/protobuf.py``).
 
 Go semantics (gogo's generated ``Marshal`` / ``Unmarshal``):
 
@@ -54,7 +58,7 @@ from typing import Any
 
 import orjson
 
-from kubeloop.server.codec import gotext, protobuf_library
+from kubeloop.server.codec import gotext, protobuf_library, protobuf_writer
 from kubeloop.server.kinds import wire
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -254,7 +258,7 @@ def _field_decoder(field: _Field) -> FieldDecoder:
         return read_string
     if code == _MESSAGE:
         assert sub is not None
-        decode = sub.decode
+        message_of = sub
 
         def read_message(out: Obj, data: bytes, position: int, end: int) -> int:
             size = data[position] if position < end else 0x80
@@ -265,18 +269,18 @@ def _field_decoder(field: _Field) -> FieldDecoder:
                     raise _GoError(_EOF)
             else:
                 position, stop = _read_length(data, position, end)
-            value = decode(data, position, stop)
+            value = message_of.decode(data, position, stop)
             if value is not _ABSENT:
                 out[name] = value
             return stop
         return read_message
     if code == _INLINE:
         assert sub is not None
-        decode_inline = sub.decode
+        inline_of = sub
 
         def read_inline(out: Obj, data: bytes, position: int, end: int) -> int:
             start, stop = _read_length(data, position, end)
-            out.update(decode_inline(data, start, stop))
+            out.update(inline_of.decode(data, start, stop))
             return stop
         return read_inline
     if code in (_INT32, _INT64, _BOOL):
@@ -318,11 +322,11 @@ def _value_reader(field: _Field) -> Callable[[bytes, int, int], tuple[Any, int]]
         return string
     if code == _MESSAGE:
         assert sub is not None
-        decode = sub.decode
+        message_of = sub
 
         def message(data: bytes, position: int, end: int) -> tuple[Any, int]:
             start, stop = _read_length(data, position, end)
-            return decode(data, start, stop), stop
+            return message_of.decode(data, start, stop), stop
         return message
     if code == _BYTES:
         def raw(data: bytes, position: int, end: int) -> tuple[Any, int]:
@@ -428,6 +432,26 @@ class _Message:
             if field.shape == _REPEATED and field.wire_type != 2:
                 self.by_tag[field.number << 3 | 2] = field
                 self.decoders[field.number << 3 | 2] = _packed_decoder(field)
+        if not self.special:
+            self.decode = _GENERATOR.reader(self)
+
+    def resume(self, out: Obj, key: int, data: bytes, position: int, end: int) -> Obj:
+        """Reads the rest of a message whose fields came out of number order (or unknown, or
+        malformed) from the field of ``key`` on, as :meth:`_decode_struct` reads a message."""
+        decoder = self.decoders.get(key)
+        if decoder is None:
+            position = self._unknown(key, data, position, end)
+        else:
+            position = decoder(out, data, position, end)
+        decoders = self.decoders
+        while position < end:
+            key, position = _read_key(data, position, end)
+            decoder = decoders.get(key)
+            if decoder is None:
+                position = self._unknown(key, data, position, end)
+            else:
+                position = decoder(out, data, position, end)
+        return out
 
     def _decode_struct(self, data: bytes, position: int, end: int) -> Any:
         out: Obj = {}
@@ -464,6 +488,131 @@ class _Message:
         return _skip(wire_type, data, position, end)
 
 
+def _read_key(data: bytes, position: int, end: int) -> tuple[int, int]:
+    """A field's key (``position`` is within the message)."""
+    key = data[position]
+    if key < 0x80:
+        return key, position + 1
+    if position + 1 < end and data[position + 1] < 0x80:
+        return (key & 0x7F) | data[position + 1] << 7, position + 2
+    return _read_varint(data, position, end)
+
+
+class _ReaderGenerator:
+    """Straight-line readers generated per message and compiled once with ``exec``.
+
+    Go writes fields in number order, so a message's reader checks for each field in turn, once,
+    whether the next key is that field's (tags are integer literals), reading the common shapes
+    inline: a string, a number, a nested message, repeated messages and strings. A key that is
+    not the next expected one (fields out of order, unknown or malformed) hands the rest of the
+    message to the field closures (:meth:`_Message.resume`), which read anything, as Go reads it,
+    with Go's errors; so the generated code only ever reads the well-formed common case.
+    """
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {
+            "_ABSENT": _ABSENT, "_GoError": _GoError, "_EOF": _EOF, "_read_length": _read_length,
+            "_read_key": _read_key, "_read_number": _read_number}
+        self.count = 0
+
+    def _name(self, value: Any) -> str:
+        self.count += 1
+        name = f"g{self.count}"
+        self.namespace[name] = value
+        return name
+
+    def reader(self, message: _Message) -> Callable[[bytes, int, int], Any]:
+        var = self._name(message)
+        lines = ["def read(data, pos, end):", "    out = {}", *_indent(_NEXT)]
+        for field in message.fields:
+            lines.extend("    " + line for line in self._field(field, message))
+        lines += ["    if key < 0:", "        return out", f"    return {var}.resume(out, key, data, pos, end)"]
+        namespace = self.namespace
+        exec(compile("\n".join(lines) + "\n", f"<protobuf reader {message.name}>", "exec"), namespace)
+        read: Callable[[bytes, int, int], Any] = namespace.pop("read")
+        return read
+
+    def _value(self, sub: _Message, start: str = "pos") -> str:
+        """An expression reading one ``sub`` message from ``start`` to ``stop``."""
+        if sub.special in _CACHED_SPECIALS:
+            return f"{self._name(_cached_special(sub.special, sub.name))}(data[{start}:stop])"
+        return f"{self._name(sub)}.decode(data, {start}, stop)"
+
+    def _field(self, field: _Field, message: _Message) -> list[str]:
+        tag = field.number << 3 | field.wire_type
+        code = field.code
+        sub = field.sub
+        name = repr(field.json)
+        lines: list[str]
+        if field.shape == 0 and code == _STRING:
+            # Go writes every non-pointer string, most of them empty: a zero length is read first.
+            empty = ["pass"] if field.omit else [f"out[{name}] = ''"]
+            store = [f"out[{name}] = data[pos:stop].decode('utf-8', 'replace')", "pos = stop"]
+            lines = [f"if key == {tag}:", *_indent(["if pos < end and data[pos] == 0:", "    pos += 1",
+                                                    *_indent(empty), "else:", *_indent(_LENGTH + store), *_NEXT])]
+        elif field.shape == 0 and code in (_INT32, _INT64, _BOOL):
+            small = ["    v = v != 0"] if code == _BOOL else []
+            store = ["if v:", f"    out[{name}] = v"] if field.omit else [f"out[{name}] = v"]
+            lines = [f"if key == {tag}:", *_indent(["v = data[pos] if pos < end else 0x80", "if v < 0x80:",
+                                                    "    pos += 1", *small, "else:",
+                                                    f"    v, pos = _read_number({code}, data, pos, end)",
+                                                    *store, *_NEXT])]
+        elif field.shape == 0 and code == _MESSAGE:
+            assert sub is not None
+            store = [f"out[{name}] = v"] if not sub.special else ["if v is not _ABSENT:", f"    out[{name}] = v"]
+            lines = [f"if key == {tag}:", *_indent([*_LENGTH, f"v = {self._value(sub)}", *store, "pos = stop", *_NEXT])]
+        elif field.shape == _MAP and field.code in (_STRING, _MESSAGE) and (sub is None or not sub.special
+                                                                            or sub.special == "quantity"):
+            # The usual entry, key 1 and value 2 each with a one-byte length, inline; any other
+            # entry through the field's closure.
+            value = "data[p:stop].decode('utf-8', 'replace')" if sub is None else self._value(sub, "p")
+            entry = ["at = pos", *_LENGTH, "p = pos + 2", "if p <= stop and data[pos] == 10 and data[pos + 1] < 0x80:",
+                     "    p += data[pos + 1]",
+                     "    if p + 2 <= stop and data[p] == 18 and data[p + 1] < 0x80 and p + 2 + data[p + 1] == stop:",
+                     "        k = data[pos + 2:p].decode('utf-8', 'replace')",
+                     "        p += 2",
+                     f"        entries[k] = {value}",
+                     "        pos = stop",
+                     "    else:",
+                     f"        pos = {self._name(message.decoders[tag])}(out, data, at, end)",
+                     "else:",
+                     f"    pos = {self._name(message.decoders[tag])}(out, data, at, end)"]
+            lines = [f"if key == {tag}:", f"    entries = out[{name}] = {{}}", f"    while key == {tag}:",
+                     *_indent(entry + _NEXT, 2)]
+        elif field.shape == _REPEATED and (code == _STRING or (code == _MESSAGE and sub is not None
+                                                               and not sub.special)):
+            if code == _STRING:
+                value = "data[pos:stop].decode('utf-8', 'replace')"
+            else:
+                assert sub is not None
+                value = self._value(sub)
+            lines = [f"if key == {tag}:", f"    items = out[{name}] = []", f"    while key == {tag}:",
+                     *_indent([*_LENGTH, f"items.append({value})", "pos = stop", *_NEXT], 2)]
+        else:
+            # Anything else (maps, inline structs, bytes, floats, repeated numbers or special
+            # types): the field's closure, once per occurrence.
+            decoder = self._name(message.decoders[tag])
+            lines = [f"while key == {tag}:", f"    pos = {decoder}(out, data, pos, end)", *_indent(_NEXT)]
+        return lines
+
+
+_LENGTH = ["n = data[pos] if pos < end else 0x80", "stop = pos + 1 + n", "if n < 0x80 and stop <= end:",
+           "    pos += 1", "elif n >= 0x80 and pos + 1 < end and data[pos + 1] < 0x80:",
+           "    stop = pos + 2 + ((n & 0x7F) | data[pos + 1] << 7)", "    pos += 2", "    if stop > end:",
+           "        raise _GoError(_EOF)", "else:", "    pos, stop = _read_length(data, pos, end)"]
+"""Generated lines reading a length prefix: ``pos`` and ``stop`` then bound what it announces."""
+
+_NEXT = ["key = data[pos] if pos < end else -1", "if key < 0x80:", "    pos += 1",
+         "elif pos + 1 < end and data[pos + 1] < 0x80:", "    key = (key & 0x7F) | data[pos + 1] << 7",
+         "    pos += 2", "else:", "    key, pos = _read_key(data, pos, end)"]
+"""Generated lines reading the next key, -1 at the end of the message (``pos`` then moves past
+the end, which nothing reads again)."""
+
+
+def _indent(lines: list[str], depth: int = 1) -> list[str]:
+    return ["    " * depth + line for line in lines]
+
+
 def _read_number(code: int, data: bytes, position: int, end: int) -> tuple[Any, int]:
     if code == _DOUBLE:
         if position + 8 > end:
@@ -488,6 +637,9 @@ def _read_number(code: int, data: bytes, position: int, end: int) -> tuple[Any, 
     if code == _INT64:
         return (value - (1 << 64) if value & (1 << 63) else value), position
     return value, position
+
+
+_GENERATOR = _ReaderGenerator()
 
 
 # --- kube's special types --------------------------------------------------------------------------
@@ -584,6 +736,19 @@ def _decode_or_strings(message: _Message, data: bytes, position: int, end: int) 
     return [bytes(item).decode("utf-8", "replace") for item in found.get(2, [])]
 
 
+@functools.cache
+def _cached_special(special: str, name: str) -> Callable[[bytes], Any]:
+    """A reader of the special type's whole message content, kept by those bytes: the same
+    timestamps, quantities and ports recur throughout objects and lists."""
+    @functools.lru_cache(maxsize=4096)
+    def read(content: bytes) -> Any:
+        return _SPECIAL_DECODERS[special](_message(name), content, 0, len(content))
+    return read
+
+
+_CACHED_SPECIALS = ("time", "microtime", "quantity", "intstr")
+"""Special types the generated readers read through :func:`_cached_special`."""
+
 _SPECIAL_DECODERS: dict[str, Callable[[_Message, bytes, int, int], Any]] = {
     "time": _decode_time, "microtime": _decode_time, "quantity": _decode_quantity, "intstr": _decode_intstr,
     "duration": _decode_duration, "raw": _decode_raw, "list": _decode_list, "or_array": _decode_or_array,
@@ -611,16 +776,20 @@ def has_schema(api_version: str, kind: str) -> bool:
 
 
 def encode_message(obj: Mapping[str, Any], api_version: str, kind: str) -> bytes:
-    """The object's own message bytes (the envelope's ``raw``), written by the library; a list's
-    items one by one, each through the cache of recently written messages."""
+    """The object's own message bytes (the envelope's ``raw``), written by the generated writer;
+    a list's items one by one, each through the cache of recently written messages."""
+    return _write_message(obj, api_version, kind, cached=True)
+
+
+def _write_message(obj: Mapping[str, Any], api_version: str, kind: str, *, cached: bool) -> bytes:
     name = wire.message_name(api_version, kind)
     if name is None:
         raise ValueError(f"no protobuf message for {api_version} {kind}")
     items = _list_items(name)
     if items is None:
-        return _CACHE.message(name, obj)
+        return _CACHE.message(name, obj) if cached else protobuf_writer.encode_message(obj, name)
     number, item_name = items
-    head = protobuf_library.encode_message({k: v for k, v in obj.items() if k != "items"}, name)
+    head = protobuf_writer.encode_message({k: v for k, v in obj.items() if k != "items"}, name)
     tag = _varint(number << 3 | 2)
     parts = [head]
     for item in obj.get("items") or ():
@@ -654,16 +823,21 @@ class _MessageCache:
         self._limit = limit
 
     def message(self, name: str, obj: Mapping[str, Any]) -> bytes:
+        """The message ``name`` of ``obj``."""
+        return self.written(name, obj, protobuf_writer.encode_message)
+
+    def written(self, name: str, obj: Mapping[str, Any], write: Callable[[Mapping[str, Any], str], bytes]) -> bytes:
+        """``write(obj, name)``, or what it gave for the same ``name`` and JSON text before."""
         try:
             key = (name, orjson.dumps(obj))
         except TypeError:
-            return protobuf_library.encode_message(obj, name)
+            return write(obj, name)
         entries = self._entries
         found = entries.get(key)
         if found is not None:
             entries.move_to_end(key)
             return found
-        data = protobuf_library.encode_message(obj, name)
+        data = write(obj, name)
         entries[key] = data
         self._size += len(key[1]) + len(data)
         while self._size > self._limit and entries:
@@ -698,12 +872,22 @@ def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
     return decoded
 
 
+_BODY = ""
+"""The cache's name for whole bodies (no message is named so); their JSON text has the
+apiVersion and kind the envelope is written from."""
+
+
 def encode(obj: Mapping[str, Any]) -> bytes:
     """The whole body as kube-apiserver writes it: magic, then ``runtime.Unknown`` around the
-    object's message (apiVersion and kind from the dict)."""
+    object's message (apiVersion and kind from the dict). Kept whole in the cache of written
+    messages, as one stored object is written to every watcher and reader."""
+    return _CACHE.written(_BODY, obj, _write_body)
+
+
+def _write_body(obj: Mapping[str, Any], _: str) -> bytes:
     api_version = str(obj.get("apiVersion") or "")
     kind = str(obj.get("kind") or "")
-    raw = encode_message(obj, api_version, kind)
+    raw = _write_message(obj, api_version, kind, cached=False)
     type_meta = _length_delimited(1, api_version.encode()) + _length_delimited(2, kind.encode())
     # contentEncoding (3) and contentType (4) are empty, and Go writes them anyway.
     return MAGIC + _length_delimited(1, type_meta) + _length_delimited(2, raw) + b"\x1a\x00\x22\x00"
@@ -800,6 +984,9 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
 
 def _envelope(body: bytes) -> tuple[str, str, int, int]:
     """``runtime.Unknown``'s apiVersion, kind and where ``raw`` lies in ``body``."""
+    found = _usual_envelope(body)
+    if found is not None:
+        return found
     unknown = _message(_UNKNOWN)
     fields = _delimited_fields(unknown, body, 4, len(body))
     meta_start, meta_stop = fields.get(1, (0, 0))
@@ -808,6 +995,31 @@ def _envelope(body: bytes) -> tuple[str, str, int, int]:
     kind = body[slice(*meta.get(2, (0, 0)))].decode("utf-8", "replace")
     raw_start, raw_stop = fields.get(2, (0, 0))
     return api_version, kind, raw_start, raw_stop
+
+
+def _usual_envelope(body: bytes) -> tuple[str, str, int, int] | None:
+    """The envelope as Go writes it -- typeMeta (apiVersion, kind, short), raw, then the empty
+    contentEncoding and contentType or nothing -- read directly; ``None`` for any other form,
+    which :func:`_envelope` reads field by field."""
+    end = len(body)
+    if end < 12 or body[4] != 0x0A or body[6] != 0x0A:
+        return None
+    meta_end = 6 + body[5]
+    api_end = 8 + body[7]
+    if body[5] >= 0x80 or body[7] >= 0x80 or api_end + 2 > meta_end or meta_end + 2 > end:
+        return None
+    if body[api_end] != 0x12 or body[api_end + 1] >= 0x80 or api_end + 2 + body[api_end + 1] != meta_end:
+        return None
+    if body[meta_end] != 0x12:
+        return None
+    try:
+        raw_start, raw_stop = _read_length(body, meta_end + 1, end)
+    except _GoError:
+        return None
+    if raw_stop != end and body[raw_stop:] != b"\x1a\x00\x22\x00":
+        return None
+    return (body[8:api_end].decode("utf-8", "replace"), body[api_end + 2:meta_end].decode("utf-8", "replace"),
+            raw_start, raw_stop)
 
 
 def _kind_defaults(api_version: str, kind: str, into: tuple[str, str]) -> tuple[str, str]:

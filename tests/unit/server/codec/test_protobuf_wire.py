@@ -181,6 +181,15 @@ def test_values_pointers_and_omitempty_read_as_json_writes_them() -> None:
                                      "status": {}}
 
 
+def test_map_keys_in_gos_order_a_prefix_first() -> None:
+    # gogo's Marshal sorts map keys with sortkeys.Strings, bytewise: "" before everything, a key
+    # before the keys it is a prefix of (the protobuf library does the reverse).
+    labels = {"b": "2", "app.kubernetes.io/name": "4", "": "0", "app": "1", "\u00e9": "3", "a": "5"}
+    meta = protobuf.encode_message({"metadata": {"name": "x", "labels": labels}}, "v1", "ConfigMap")
+    want = ld(1, object_meta("x", labels=labels))
+    assert meta == want
+
+
 def test_special_types_round_trip() -> None:
     crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
            "metadata": {"name": "xs.example.com", "managedFields": [
@@ -289,6 +298,21 @@ def test_the_url_fills_what_the_envelope_leaves_out() -> None:
     # A bare "apps" is a version to Go (schema.ParseGroupVersion), and no such version exists.
     with pytest.raises(protobuf.ProtobufError, match='no kind "Deployment" is registered for version "apps"'):
         protobuf.decode(envelope("apps", "Deployment", b""), ("apps/v1", "Deployment"))
+
+
+def test_fields_in_any_order_read_as_go_reads_them() -> None:
+    # Go writes fields in number order, and the reader reads that order straight through; gogo's
+    # Unmarshal takes any order (the last value of a field wins, repeated fields add up).
+    labels = ld(11, ld(1, "a") + ld(2, "1"))
+    meta = vi(7, 3) + ld(3, "ns") + labels + ld(1, "first") + ld(8, b"") + ld(1, "p") + ld(11, ld(1, "b") + ld(2, "2"))
+    spec = ld(2, container("b", "img-b")) + ld(3, "Always") + ld(1, ld(1, "v")) + ld(2, container("c", "img-c"))
+    pod = protobuf.decode(envelope("v1", "Pod", ld(3, b"") + ld(2, spec) + ld(1, meta)))
+    assert pod["metadata"] == {"generation": 3, "namespace": "ns", "labels": {"a": "1", "b": "2"}, "name": "p"}
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["b", "c"]
+    assert pod["spec"]["restartPolicy"] == "Always"
+    assert pod["spec"]["volumes"] == [{"name": "v"}]
+    in_order = protobuf.decode(envelope("v1", "Pod", ld(1, object_meta("p", "ns", {"a": "1", "b": "2"}) + vi(7, 3))))
+    assert in_order["metadata"] == pod["metadata"]
 
 
 def test_unknown_fields_are_skipped_as_go_skips_them() -> None:

@@ -1,0 +1,133 @@
+"""Instructions per pod create, counted by callgrind, for two checkouts side by side (not a test).
+
+Run: ``.venv/bin/python bench/instructions.py OLD_CHECKOUT NEW_CHECKOUT [--small 50] [--large 250]
+[--as-admitted]``
+
+Wall-clock rates on a shared 2-core machine move by 15% between identical runs; an instruction
+count does not (valgrind's callgrind counts the same total for the same program and input,
+whatever else the machine does). Each checkout's server runs under callgrind in a child process
+(``kubeloop.server.app.KubeServer`` on SQLite, imported from that checkout) while this process
+sends it ``--small`` and then, in a second run, ``--large`` pod creates over one keep-alive TLS
+connection, one at a time. The difference of the two totals divided by the difference of the
+counts is the server's instructions per create, with start-up, imports and shutdown cancelled
+out. ``--as-admitted`` sends pods as the admission plugins would leave them (as ``bench/server.py
+--as-admitted``), so servers with and without those plugins store the same bytes.
+
+Needs ``valgrind`` (Debian's package). A run of both checkouts at the defaults takes about ten
+minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from storage import NAMESPACES, make_pod
+
+_SERVE = """
+import asyncio, json, sys
+from pathlib import Path
+from kubeloop.server.app import KubeServer, ServerConfig
+
+async def main() -> None:
+    server = KubeServer(ServerConfig(Path(sys.argv[1]), port=0, memory=False))
+    await server.start()
+    print(json.dumps([server.url, server.credentials.token, str(server.credentials.ca_cert)]), flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    await server.stop()
+
+asyncio.run(main())
+"""
+
+
+def pod_body(index: int, as_admitted: bool) -> dict[str, Any]:
+    """The pod sent for create ``index`` (as bench/server.py sends them)."""
+    pod = make_pod(index)
+    for key in ("uid", "creationTimestamp", "generateName"):
+        pod["metadata"].pop(key, None)
+    pod.pop("status", None)
+    if as_admitted:
+        spec = pod["spec"]
+        spec["automountServiceAccountToken"] = False
+        spec["serviceAccountName"] = spec["serviceAccount"] = "default"
+        spec["tolerations"] = [{"key": f"node.kubernetes.io/{taint}", "operator": "Exists", "effect": "NoExecute",
+                                "tolerationSeconds": 300} for taint in ("not-ready", "unreachable")]
+    return pod
+
+
+def count_instructions(checkout: Path, creates: int, as_admitted: bool) -> int:
+    """Total instructions of one server run under callgrind that served ``creates`` pod creates."""
+    with tempfile.TemporaryDirectory() as work:
+        out = Path(work) / "callgrind.out"
+        serve = Path(work) / "serve.py"
+        serve.write_text(_SERVE)
+        data = Path(work) / "data"
+        data.mkdir()
+        server = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, str(serve), str(data)],
+            cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout)}, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert server.stdin is not None and server.stdout is not None
+        url, token, ca = json.loads(server.stdout.readline())
+        found = re.match(r"https://([^:]+):(\d+)", url)
+        assert found is not None
+        connection = http.client.HTTPSConnection(found[1], int(found[2]), timeout=600,
+                                                 context=ssl.create_default_context(cafile=ca))
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+        def post(path: str, body: dict[str, Any]) -> None:
+            connection.request("POST", path, body=json.dumps(body), headers=headers)
+            response = connection.getresponse()
+            response.read()
+            if response.status != 201:
+                raise RuntimeError(f"{path}: {response.status}")
+
+        for index in range(NAMESPACES):
+            post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                        "metadata": {"name": f"team-{index:02d}"}})
+        time.sleep(2)  # each namespace's default ServiceAccount appears
+        for index in range(creates):
+            pod = pod_body(index, as_admitted)
+            post(f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods", pod)
+        connection.close()
+        server.stdin.write("\n")
+        server.stdin.flush()
+        server.wait(600)
+        for line in out.read_text().splitlines():
+            if line.startswith(("totals:", "summary:")):
+                return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no total")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("old", type=Path)
+    parser.add_argument("new", type=Path)
+    parser.add_argument("--small", type=int, default=50)
+    parser.add_argument("--large", type=int, default=250)
+    parser.add_argument("--as-admitted", action="store_true")
+    args = parser.parse_args()
+    per_create: dict[str, float] = {}
+    for side in ("old", "new"):
+        checkout = getattr(args, side).resolve()
+        small = count_instructions(checkout, args.small, args.as_admitted)
+        large = count_instructions(checkout, args.large, args.as_admitted)
+        per_create[side] = (large - small) / (args.large - args.small)
+        print(f"{side} ({checkout}): {small:,} instructions for {args.small} creates, {large:,} for "
+              f"{args.large}: {per_create[side]:,.0f} per create", flush=True)
+    print(f"new / old instructions per create: {per_create['new'] / per_create['old']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
