@@ -23,7 +23,7 @@ from kubeloop.server.apply import UPDATE, Manager, manager_from_user_agent
 from kubeloop.server.codec.encoding import encode_json
 from kubeloop.server.kinds.decode import BODY, decode_object, field_validation, warning_headers
 from kubeloop.server.registry import ResourceInfo
-from kubeloop.server.requests import MAX_BODY_BYTES, decode_document, dry_run_values
+from kubeloop.server.requests import MAX_BODY_BYTES, PROTOBUF, decode_document, dry_run_values, media_type
 from kubeloop.server.routing import Target
 from kubeloop.server.storage import KeyNotFound, RevisionMismatch, StorageError
 
@@ -58,8 +58,12 @@ def decode_typed(info: ResourceInfo, obj: Obj, request: web.Request, *, kind: st
                  group: str | None = None, version: str | None = None, source: str = BODY) -> list[str]:
     """Decode a built-in object as kube-apiserver decodes it into its Go type (see
     :mod:`kubeloop.server.kinds.decode`); returns the warnings to send. Custom resources are
-    pruned by their own schema elsewhere."""
+    pruned by their own schema elsewhere. A protobuf body was decoded into exactly these types
+    already (:mod:`kubeloop.server.codec.protobuf`; its tests hold that this pass changes nothing
+    on the codec's output), so it is not walked twice."""
     if info.custom is not None:
+        return []
+    if source == BODY and media_type(request.headers.get("Content-Type")) == PROTOBUF:
         return []
     return decode_object(group if group is not None else info.group, version or info.version, kind or info.kind,
                          obj, field_validation(request.query), source)

@@ -59,7 +59,9 @@ def test_objects_and_revision_survive_a_reopen(tmp_path: Path) -> None:
     assert names(reopened.list(PODS)[0]) == [("default", "a"), ("default", "b")]
     assert revision_of(reopened.create(DEPLOYMENTS, make_object("d"))) == 8
     reopened.close()
-    assert Storage.open(tmp_path).revision == 8
+    again = Storage.open(tmp_path)
+    assert again.revision == 8
+    again.close()
 
 
 def test_revision_never_goes_back_even_when_the_newest_objects_are_deleted(tmp_path: Path) -> None:
