@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from storage import NAMESPACES, make_pod
+from server import pod_body
+from storage import NAMESPACES
 
 _SERVE = """
 import asyncio, json, sys
@@ -49,21 +50,6 @@ async def main() -> None:
 
 asyncio.run(main())
 """
-
-
-def pod_body(index: int, as_admitted: bool) -> dict[str, Any]:
-    """The pod sent for create ``index`` (as bench/server.py sends them)."""
-    pod = make_pod(index)
-    for key in ("uid", "creationTimestamp", "generateName"):
-        pod["metadata"].pop(key, None)
-    pod.pop("status", None)
-    if as_admitted:
-        spec = pod["spec"]
-        spec["automountServiceAccountToken"] = False
-        spec["serviceAccountName"] = spec["serviceAccount"] = "default"
-        spec["tolerations"] = [{"key": f"node.kubernetes.io/{taint}", "operator": "Exists", "effect": "NoExecute",
-                                "tolerationSeconds": 300} for taint in ("not-ready", "unreachable")]
-    return pod
 
 
 def count_instructions(checkout: Path, creates: int, as_admitted: bool) -> int:

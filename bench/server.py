@@ -134,19 +134,24 @@ token volume, both default tolerations, the default ServiceAccount), so servers 
 those plugins store the same bytes: the comparison is of the machinery, not of pod sizes."""
 
 
-def _pod_body(index: int) -> dict[str, Any]:
+def pod_body(index: int, as_admitted: bool) -> dict[str, Any]:
+    """The pod sent for create ``index``; ``as_admitted`` as ``--as-admitted`` says."""
     pod = make_pod(index)
     meta = pod["metadata"]
     for key in ("uid", "creationTimestamp", "generateName"):
         meta.pop(key, None)
     pod.pop("status", None)
-    if AS_ADMITTED:
+    if as_admitted:
         spec = pod["spec"]
         spec["automountServiceAccountToken"] = False
         spec["serviceAccountName"] = spec["serviceAccount"] = "default"
         spec["tolerations"] = [{"key": f"node.kubernetes.io/{taint}", "operator": "Exists", "effect": "NoExecute",
                                 "tolerationSeconds": 300} for taint in ("not-ready", "unreachable")]
     return pod
+
+
+def _pod_body(index: int) -> dict[str, Any]:
+    return pod_body(index, AS_ADMITTED)
 
 
 async def _write_rates(endpoint: Endpoint, creates: int) -> dict[str, float]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -296,15 +296,26 @@ class CloneSetControl:
             if not is_not_found(exc):
                 raise
 
-    async def write_status(self, cs: Mapping[str, Any], status: Mapping[str, Any]) -> None:
-        """PUT ``status`` through ``/status``, on a fresh copy when the cached one conflicts."""
+    def _cached_then_fresh(self, cs: Mapping[str, Any]) -> Callable[[], Awaitable[Obj]]:
+        """The body of each attempt of a read-modify-write: a private copy of the cached ``cs``
+        first, then, after a conflict, a fresh read."""
         cached: Obj | None = deep_copy(dict(cs))
 
-        async def attempt() -> None:
+        async def next_body() -> Obj:
             nonlocal cached
-            body = cached if cached is not None else await self.client.get(CLONESETS, name_of(cs),
-                                                                             namespace=namespace_of(cs))
-            cached = None  # a retry starts from a fresh read
+            if cached is not None:
+                body, cached = cached, None
+                return body
+            return await self.client.get(CLONESETS, name_of(cs), namespace=namespace_of(cs))
+
+        return next_body
+
+    async def write_status(self, cs: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+        """PUT ``status`` through ``/status``, on a fresh copy when the cached one conflicts."""
+        next_body = self._cached_then_fresh(cs)
+
+        async def attempt() -> None:
+            body = await next_body()
             body["status"] = deep_copy(dict(status))
             try:
                 written = await self.client.update_status(CLONESETS, body, namespace=namespace_of(cs))
@@ -320,13 +331,10 @@ class CloneSetControl:
     async def truncate_pods_to_delete(self, cs: Mapping[str, Any], existing: set[str]) -> None:
         """Drop names of pods not in ``existing`` from ``spec.scaleStrategy.podsToDelete`` (a
         plain update, so the generation moves); on conflict, again on a fresh copy."""
-        cached: Obj | None = deep_copy(dict(cs))
+        next_body = self._cached_then_fresh(cs)
 
         async def attempt() -> None:
-            nonlocal cached
-            body = cached if cached is not None else await self.client.get(CLONESETS, name_of(cs),
-                                                                             namespace=namespace_of(cs))
-            cached = None  # a retry starts from a fresh read
+            body = await next_body()
             strategy = body.setdefault("spec", {}).setdefault("scaleStrategy", {})
             names = [n for n in strategy.get("podsToDelete") or [] if isinstance(n, str)]
             kept = [n for n in names if n in existing]

@@ -100,22 +100,6 @@ _NEGATIVE = "proto: negative length found during unmarshaling"
 
 # --- varints -----------------------------------------------------------------------------------
 
-_SMALL = [bytes((n,)) for n in range(128)]
-
-
-def _varint(value: int) -> bytes:
-    if 0 <= value < 128:
-        return _SMALL[value]
-    if value < 0:
-        value += 1 << 64
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _read_varint(data: bytes, position: int, end: int) -> tuple[int, int]:
     """gogo's varint loop: ``integer overflow`` past 64 bits, ``unexpected EOF`` past the end."""
     value = 0
@@ -675,7 +659,7 @@ def _fields(message: _Message, data: bytes, position: int, end: int) -> dict[int
 
 
 def _length_delimited(number: int, data: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
+    return protobuf_writer.varint(number << 3 | 2) + protobuf_writer.varint(len(data)) + data
 
 
 def _decode_time(message: _Message, data: bytes, position: int, end: int) -> Any:
@@ -790,11 +774,11 @@ def _write_message(obj: Mapping[str, Any], api_version: str, kind: str, *, cache
         return _CACHE.message(name, obj) if cached else protobuf_writer.encode_message(obj, name)
     number, item_name = items
     head = protobuf_writer.encode_message({k: v for k, v in obj.items() if k != "items"}, name)
-    tag = _varint(number << 3 | 2)
+    tag = protobuf_writer.varint(number << 3 | 2)
     parts = [head]
     for item in obj.get("items") or ():
         data = _CACHE.message(item_name, item)
-        parts.append(tag + _varint(len(data)) + data)
+        parts.append(tag + protobuf_writer.varint(len(data)) + data)
     return b"".join(parts)
 
 
