@@ -38,7 +38,9 @@ from typing import Any
 import httpx
 from aiohttp import web
 
-from kubeloop.server.app import KubeServer, ServerConfig
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server import run_kube_server, spawn
+
 from kubeloop.server.certs import ensure_credentials
 
 try:
@@ -50,19 +52,6 @@ except ImportError:  # a checkout from before HTTP/2: its HTTP/1.1 rows only
 BODY = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"' + b"x" * 900 + b'"}}'
 CONCURRENCY = 8
 Endpoint = tuple[str, str, str]  # url, token, CA file
-
-
-def _run_kubeloop(data_dir: str, conn: multiprocessing.connection.Connection) -> None:
-    async def main() -> None:
-        server = KubeServer(ServerConfig(Path(data_dir), port=0, memory=True))
-        await server.start()
-        assert server.credentials is not None
-        conn.send((server.url, server.credentials.token, str(server.credentials.ca_cert)))
-        while await asyncio.get_running_loop().run_in_executor(None, conn.recv) == "cpu":
-            conn.send(time.process_time())
-        await server.stop()
-
-    asyncio.run(main())
 
 
 def _tls(data_dir: str) -> tuple[ssl.SSLContext, str, str, str]:
@@ -138,14 +127,6 @@ def _run_hypercorn(data_dir: str, conn: multiprocessing.connection.Connection) -
     asyncio.run(main())
 
 
-def _spawn(target: Callable[..., None], data_dir: str) -> tuple[multiprocessing.Process, Any, Endpoint]:
-    parent, child = multiprocessing.Pipe()
-    process = multiprocessing.Process(target=target, args=(data_dir, child), daemon=True)
-    process.start()
-    endpoint: Endpoint = parent.recv()
-    return process, parent, endpoint
-
-
 def _cpu(conn: Any) -> float:
     conn.send("cpu")
     value: float = conn.recv()
@@ -194,7 +175,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data_dir:
         servers: dict[str, tuple[multiprocessing.Process, Any, Endpoint]] = {}
         if args.only in (None, "kubeloop"):
-            servers["kubeloop"] = _spawn(_run_kubeloop, data_dir + "/k")
+            servers["kubeloop"] = spawn(run_kube_server, data_dir + "/k", True)
             url, token, ca = servers["kubeloop"][2]
             created = httpx.post(url + "/api/v1/namespaces/default/configmaps", verify=ssl.create_default_context(
                 cafile=ca), headers={"Authorization": f"Bearer {token}"}, json={"metadata": {"name": "bench"},
@@ -202,9 +183,9 @@ def main() -> None:
             assert created.status_code == 201, created.text
         if args.only in (None, "front"):
             assert Http2Server is not None, "the front rows need kubeloop.server.http2"
-            servers["aiohttp"] = _spawn(_run_aiohttp_front, data_dir + "/a")
+            servers["aiohttp"] = spawn(_run_aiohttp_front, data_dir + "/a")
             if has_hypercorn:
-                servers["hypercorn"] = _spawn(_run_hypercorn, data_dir + "/h")
+                servers["hypercorn"] = spawn(_run_hypercorn, data_dir + "/h")
         cases: list[tuple[str, str, str, bool, bool]] = []
         if "kubeloop" in servers:
             path = "/api/v1/namespaces/default/configmaps/bench"

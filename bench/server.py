@@ -46,7 +46,8 @@ WATCHERS = 50
 Endpoint = tuple[str, str, str]
 
 
-def _run_kube_server(data_dir: str, memory: bool, conn: multiprocessing.connection.Connection) -> None:
+def run_kube_server(data_dir: str, memory: bool, conn: multiprocessing.connection.Connection) -> None:
+    """A child process's server: sends its endpoint, then its CPU seconds on each "cpu" asked."""
     async def main() -> None:
         server = KubeServer(ServerConfig(Path(data_dir), port=0, memory=memory))
         await server.start()
@@ -84,7 +85,7 @@ def _run_echo_server(data_dir: str, conn: multiprocessing.connection.Connection)
     asyncio.run(main())
 
 
-def _spawn(target: Callable[..., None], *args: Any) -> tuple[multiprocessing.Process, Any, Endpoint]:
+def spawn(target: Callable[..., None], *args: Any) -> tuple[multiprocessing.Process, Any, Endpoint]:
     parent, child = multiprocessing.Pipe()
     process = multiprocessing.Process(target=target, args=(*args, child), daemon=True)
     process.start()
@@ -311,7 +312,7 @@ def main() -> None:
           f"{'memory' if args.memory else 'SQLite WAL'} store")
     with tempfile.TemporaryDirectory() as temporary:
         directory = Path(temporary)
-        echo, echo_conn, echo_endpoint = _spawn(_run_echo_server, str(directory / "echo"))
+        echo, echo_conn, echo_endpoint = spawn(_run_echo_server, str(directory / "echo"))
         http_ceiling = {clients: asyncio.run(_echo_rate(echo_endpoint, 4000, clients)) for clients in (1, 8)}
         _stop(echo, echo_conn)
         bodies = [orjson.dumps(make_pod(i)) for i in range(20000)]
@@ -320,7 +321,7 @@ def main() -> None:
         report("HTTP ceiling, 8 clients", f"{http_ceiling[8]:>10,.0f} /s")
         report("bare SQLite insert ceiling (commit per row)", f"{sqlite_ceiling:>10,.0f} /s")
 
-        server, conn, endpoint = _spawn(_run_kube_server, str(directory / "kube"), args.memory)
+        server, conn, endpoint = spawn(run_kube_server, str(directory / "kube"), args.memory)
         try:
             cpu_before = _server_cpu(conn)
             rates = asyncio.run(_write_rates(endpoint, args.creates))
