@@ -42,7 +42,6 @@ from typing import Any, cast
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 from aiohttp.base_protocol import BaseProtocol
-from aiohttp.http import HttpVersion
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.streams import EMPTY_PAYLOAD, StreamReader
 from aiohttp.web_protocol import RequestHandler
@@ -60,14 +59,15 @@ from h2.events import (
 )
 from h2.exceptions import ProtocolError
 from h2.settings import SettingCodes, Settings
-from multidict import CIMultiDict, CIMultiDictProxy
-from yarl import URL
+from multidict import CIMultiDict
+
+from kubeloop.server import hpack_memo
+from kubeloop.server.h2_headers import request_message
 
 log = logging.getLogger(__name__)
 
 ALPN_PROTOCOLS = ["h2", "http/1.1"]
 """What the listener offers, preferred first (Go's ``http2.ConfigureServer`` puts h2 first)."""
-HTTP_2 = HttpVersion(2, 0)
 MAX_CONCURRENT_STREAMS = 100
 """Upstream's default ``MaxConcurrentStreams`` when --http2-max-streams-per-connection is unset."""
 STREAM_WINDOW = 256 * 1024
@@ -160,10 +160,13 @@ class Http2Connection(asyncio.Protocol):
         self._loop = asyncio.get_running_loop()
         # Outbound headers come from aiohttp, lower-cased and filtered by _StreamWriter: checking
         # them again per response was a fifth of the server's cost of a small answer.
-        # Inbound headers are checked (what a peer sends is not trusted).
+        # Inbound headers are checked by request_message, as Go's server checks them, in the
+        # pass that builds the request (h2's own checks were the largest cost of a request).
         config = H2Configuration(client_side=False, header_encoding=None, validate_outbound_headers=False,
-                                 normalize_outbound_headers=False, split_outbound_cookies=False)
+                                 normalize_outbound_headers=False, split_outbound_cookies=False,
+                                 validate_inbound_headers=False, normalize_inbound_headers=False)
         self._h2 = H2Connection(config=config)
+        hpack_memo.install(self._h2)
         self._streams: dict[int, _Stream] = {}
         self._transport: asyncio.Transport | None = None
         self._writable: asyncio.Future[None] | None = None
@@ -272,7 +275,7 @@ class Http2Connection(asyncio.Protocol):
     def _request(self, event: RequestReceived) -> None:
         stream = _Stream(event.stream_id)
         self._streams[event.stream_id] = stream
-        message = _message(event.headers)
+        message = request_message(event.headers)
         if message is None:
             self._h2.reset_stream(event.stream_id, ErrorCodes.PROTOCOL_ERROR)
             del self._streams[event.stream_id]
@@ -425,33 +428,6 @@ class Http2Connection(asyncio.Protocol):
         self._flush()
         if self._writable is not None:
             await self._writable
-
-
-def _message(headers: list[tuple[bytes, bytes]]) -> RawRequestMessage | None:
-    """The aiohttp request message of one HEADERS block, or None when a pseudo-header is missing."""
-    method = path = authority = None
-    fields: CIMultiDict[str] = CIMultiDict()
-    raw: list[tuple[bytes, bytes]] = []
-    for name, value in headers:
-        if name.startswith(b":"):
-            if name == b":method":
-                method = value.decode("ascii", "surrogateescape")
-            elif name == b":path":
-                path = value.decode("utf-8", "surrogateescape")
-            elif name == b":authority":
-                authority = value.decode("utf-8", "surrogateescape")
-            continue
-        fields.add(name.decode("ascii", "surrogateescape"), value.decode("utf-8", "surrogateescape"))
-        raw.append((name, value))
-    if method is None or path is None or not path.startswith("/"):
-        return None
-    if authority is not None and "Host" not in fields:
-        fields["Host"] = authority
-        raw.append((b"host", authority.encode()))
-    target, _, query = path.partition("?")
-    url = URL.build(path=target, query_string=query, encoded=True)
-    return RawRequestMessage(method, path, HTTP_2, CIMultiDictProxy(fields), tuple(raw), False, None, False, False,
-                             url)
 
 
 class _StreamWriter(AbstractStreamWriter):
