@@ -27,8 +27,10 @@ from typing import Any, cast
 from hpack import Decoder, Encoder, HeaderTuple
 from hpack.table import HeaderTable
 
-MEMO_ENTRIES = 32
-"""Blocks remembered per direction per connection (a client's distinct request shapes)."""
+MEMO_ENTRIES = 8
+"""Blocks remembered per direction per connection: a client's distinct request shapes while its
+table holds still (a new path or value changes the table); with h2's 64 KiB bound on a decoded
+header list, at most 512 KiB per connection."""
 MEMO_BLOCK = 2048
 """Largest block (encoded bytes) remembered."""
 

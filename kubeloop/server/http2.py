@@ -75,6 +75,8 @@ STREAM_WINDOW = 256 * 1024
 CONNECTION_WINDOW = STREAM_WINDOW * MAX_CONCURRENT_STREAMS
 IDLE_TIMEOUT = 90.0
 """Seconds a connection with no open stream is kept (upstream's http2.Server ``IdleTimeout``)."""
+_FLUSH_AT = 2**16
+"""Bytes of DATA held for one write at most (beyond, a write goes out at once)."""
 _BODY_LIMIT = 2**16  # aiohttp's own StreamReader limit for request payloads
 # Connection-specific fields HTTP/2 forbids (RFC 9113 section 8.2.2); aiohttp adds some for HTTP/1.1.
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
@@ -173,6 +175,9 @@ class Http2Connection(asyncio.Protocol):
         self._closing = False
         self._idle: asyncio.TimerHandle | None = None
         self._idle_since = 0.0
+        self._flush_pending = False
+        self._unflushed = 0
+        self._messages: dict[tuple[tuple[bytes, bytes], ...], RawRequestMessage | None] = {}
         # What aiohttp's BaseRequest reads of its protocol.
         self.transport: asyncio.Transport | None = None
         self.ssl_context: Any = None
@@ -230,9 +235,11 @@ class Http2Connection(asyncio.Protocol):
             if self._transport is not None:
                 self._transport.close()
             return
+        started = 0
         for event in events:
             if isinstance(event, RequestReceived):
                 self._request(event)
+                started += 1
             elif isinstance(event, DataReceived):
                 self._data(event)
             elif isinstance(event, StreamEnded):
@@ -249,6 +256,12 @@ class Http2Connection(asyncio.Protocol):
                 if not self._streams and self._transport is not None:
                     self._transport.close()
         self._flush()
+        if started > 1 and not self._flush_pending:
+            # The handlers just started take their first step in the loop's next turn, in order;
+            # a flush queued after them sends the answers of those that finish in that step (a
+            # small GET does) in one write rather than one each.
+            self._flush_pending = True
+            self._loop.call_soon(self._flush_queued)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         if self._idle is not None:
@@ -275,7 +288,15 @@ class Http2Connection(asyncio.Protocol):
     def _request(self, event: RequestReceived) -> None:
         stream = _Stream(event.stream_id)
         self._streams[event.stream_id] = stream
-        message = request_message(event.headers)
+        # Clients repeat their header blocks (whole requests, when they poll): the message of
+        # a block seen lately is reused, it is immutable (a RawRequestMessage, its headers a proxy).
+        key = tuple(event.headers)
+        message = self._messages.get(key)
+        if message is None and key not in self._messages:
+            message = request_message(event.headers)
+            if len(self._messages) >= hpack_memo.MEMO_ENTRIES:
+                self._messages.clear()
+            self._messages[key] = message
         if message is None:
             self._h2.reset_stream(event.stream_id, ErrorCodes.PROTOCOL_ERROR)
             del self._streams[event.stream_id]
@@ -371,9 +392,10 @@ class Http2Connection(asyncio.Protocol):
                 if h2_stream is not None and not h2_stream.closed:
                     code = ErrorCodes.NO_ERROR if stream.headers_sent else ErrorCodes.INTERNAL_ERROR
                     self._h2.reset_stream(stream.id, code)
-                self._flush()
+                self._flush_soon()
         if not self._streams and self._transport is not None:
             if self._closing:
+                self._flush()
                 self._transport.close()
             else:
                 self._arm_idle()
@@ -381,9 +403,20 @@ class Http2Connection(asyncio.Protocol):
     # --- outgoing ------------------------------------------------------------------------------
 
     def _flush(self) -> None:
+        self._unflushed = 0
         data = self._h2.data_to_send()
         if data and self._transport is not None and not self._transport.is_closing():
             self._transport.write(data)
+
+    def _flush_soon(self) -> None:
+        """Write what is pending now, unless a flush is already queued behind the handlers that
+        one read started (see data_received): then their answers leave in one TLS write."""
+        if not self._flush_pending:
+            self._flush()
+
+    def _flush_queued(self) -> None:
+        self._flush_pending = False
+        self._flush()
 
     def _wake(self, stream_id: int | None) -> None:
         streams = self._streams.values() if stream_id is None else [s for s in (self._streams.get(stream_id),) if s]
@@ -400,7 +433,7 @@ class Http2Connection(asyncio.Protocol):
         stream.headers_sent = True
         self._h2.send_headers(stream.id, headers, end_stream=end_stream)
         if flush:
-            self._flush()
+            self._flush_soon()
 
     async def send_data(self, stream: _Stream, data: bytes, end_stream: bool) -> None:
         """Send ``data`` in frames the peer's windows allow, waiting for them to open as needed."""
@@ -422,10 +455,14 @@ class Http2Connection(asyncio.Protocol):
             last = size == len(view)
             chunk = data if last and len(view) == len(data) else bytes(view[:size])
             h2.send_data(stream.id, chunk, end_stream=end_stream and last)
+            self._unflushed += size
             view = view[size:]
             if last:
                 break
-        self._flush()
+        if self._unflushed > _FLUSH_AT:
+            self._flush()  # a handler writing without pause must meet the transport's back-pressure
+        else:
+            self._flush_soon()
         if self._writable is not None:
             await self._writable
 
