@@ -10,8 +10,10 @@ figure is server CPU seconds per request, the one to compare on a shared machine
   request: authentication, routing, storage, encoding): over HTTP/1.1 with keep-alive, over
   HTTP/1.1 with a new TLS connection per request (what a Go client under load falls back to
   when its idle pool is short), and over HTTP/2 (one connection, every request a stream).
-  Run it with ``PYTHONPATH`` at each checkout to compare two versions of the server over
-  HTTP/1.1.
+  HTTP/2 is measured with two clients: httpx, and a Go-like client (:class:`_GoLikeClient`,
+  the header pattern of client-go, every field indexed in HPACK's dynamic table). With
+  ``--baseline DIR`` the server of the checkout at DIR (e.g. ``git archive REV kubeloop | tar
+  -x -C DIR``) is measured in the same run, each variant next to this checkout's.
 - ``front`` -- the protocol layers alone, answering a fixed 1 KB JSON body: aiohttp over
   HTTP/1.1 (what the server used alone), the same aiohttp application behind
   ``kubeloop.server.http2`` over h2, and, when installed (``pip install hypercorn==0.18.0``;
@@ -24,10 +26,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
 import multiprocessing.connection
+import os
 import ssl
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -136,6 +141,50 @@ def _run_hypercorn(data_dir: str, conn: multiprocessing.connection.Connection) -
         await task
 
     asyncio.run(main())
+
+
+_CHECKOUT_SERVER = """
+import asyncio, json, sys, time
+from pathlib import Path
+from kubeloop.server.app import KubeServer, ServerConfig
+
+async def main():
+    server = KubeServer(ServerConfig(Path(sys.argv[1]), port=0, memory=True))
+    await server.start()
+    print(json.dumps([server.url, server.credentials.token, str(server.credentials.ca_cert)]), flush=True)
+    loop = asyncio.get_running_loop()
+    while (await loop.run_in_executor(None, sys.stdin.readline)).strip() == "cpu":
+        print(time.process_time(), flush=True)
+    await server.stop()
+
+asyncio.run(main())
+"""
+
+
+class _CheckoutServer:
+    """The embedded server of another checkout (``--baseline DIR``) in a child process, driven
+    over its stdin/stdout as the other children are over a pipe: the two versions are measured
+    in the same run, rounds alternated, so that the machine's drift touches both alike."""
+
+    def __init__(self, checkout: str, data_dir: str) -> None:
+        # -P: with -c, Python would put the working directory (this checkout) first on the path.
+        self._process = subprocess.Popen([sys.executable, "-P", "-c", _CHECKOUT_SERVER, data_dir], text=True,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         env={**os.environ, "PYTHONPATH": os.path.abspath(checkout)})
+        assert self._process.stdout is not None and self._process.stdin is not None
+        self._in, self._out = self._process.stdin, self._process.stdout
+        url, token, ca = json.loads(self._out.readline())
+        self.endpoint: Endpoint = (url, token, ca)
+
+    def send(self, message: str) -> None:
+        self._in.write(message + "\n")
+        self._in.flush()
+
+    def recv(self) -> float:
+        return float(self._out.readline())
+
+    def join(self, timeout: float) -> None:
+        self._process.wait(timeout)
 
 
 def _spawn(target: Callable[..., None], data_dir: str) -> tuple[multiprocessing.Process, Any, Endpoint]:
@@ -266,6 +315,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only", choices=["kubeloop", "front"], default=None)
     parser.add_argument("--no-fresh", action="store_true", help="leave out the new-TLS-connection row (slow)")
+    parser.add_argument("--baseline", metavar="DIR", help="also measure the kubeloop server of the checkout at DIR "
+                        "(its rows marked 'baseline'), alternated with this one")
     args = parser.parse_args()
     try:
         import hypercorn  # noqa: F401
@@ -277,11 +328,16 @@ def main() -> None:
         servers: dict[str, tuple[multiprocessing.Process, Any, Endpoint]] = {}
         if args.only in (None, "kubeloop"):
             servers["kubeloop"] = _spawn(_run_kubeloop, data_dir + "/k")
-            url, token, ca = servers["kubeloop"][2]
-            created = httpx.post(url + "/api/v1/namespaces/default/configmaps", verify=ssl.create_default_context(
-                cafile=ca), headers={"Authorization": f"Bearer {token}"}, json={"metadata": {"name": "bench"},
-                                                                                 "data": {"a": "b"}})
-            assert created.status_code == 201, created.text
+            if args.baseline:
+                baseline = _CheckoutServer(args.baseline, data_dir + "/b")
+                servers["baseline"] = (baseline, baseline, baseline.endpoint)  # type: ignore[assignment]
+        for name in ("kubeloop", "baseline"):
+            if name in servers:
+                url, token, ca = servers[name][2]
+                created = httpx.post(url + "/api/v1/namespaces/default/configmaps", verify=ssl.create_default_context(
+                    cafile=ca), headers={"Authorization": f"Bearer {token}"}, json={"metadata": {"name": "bench"},
+                                                                                     "data": {"a": "b"}})
+                assert created.status_code == 201, created.text
         if args.only in (None, "front"):
             assert Http2Server is not None, "the front rows need kubeloop.server.http2"
             servers["aiohttp"] = _spawn(_run_aiohttp_front, data_dir + "/a")
@@ -290,12 +346,16 @@ def main() -> None:
         cases: list[tuple[str, str, str, bool | str, bool]] = []
         if "kubeloop" in servers:
             path = "/api/v1/namespaces/default/configmaps/bench"
-            cases += [("kubeloop GET, HTTP/1.1 keep-alive", "kubeloop", path, False, True),
-                      *([] if args.no_fresh else
-                        [("kubeloop GET, HTTP/1.1 new TLS connection each", "kubeloop", path, False, False)]),
-                      *([("kubeloop GET, HTTP/2 one connection", "kubeloop", path, True, True),
-                         ("kubeloop GET, HTTP/2, Go-like client", "kubeloop", path, "go", True)]
-                        if Http2Server is not None else [])]
+            variants: list[tuple[str, bool | str, bool]] = [
+                ("HTTP/1.1 keep-alive", False, True),
+                *([] if args.no_fresh else [("HTTP/1.1 new TLS connection each", False, False)]),
+                # A baseline from before HTTP/2 fails these rows (its ALPN offers http/1.1 only).
+                *([("HTTP/2 one connection", True, True), ("HTTP/2, Go-like client", "go", True)]
+                  if Http2Server is not None else [])]
+            # Each variant of this checkout next to the same of the baseline's.
+            cases += [(f"kubeloop GET, {variant}{'' if name == 'kubeloop' else ' (baseline)'}", name, path, http2,
+                       reuse)
+                      for variant, http2, reuse in variants for name in ("kubeloop", "baseline") if name in servers]
         if "aiohttp" in servers:
             cases += [("front: aiohttp HTTP/1.1", "aiohttp", "/", False, True),
                       ("front: aiohttp + kubeloop.server.http2, h2", "aiohttp", "/", True, True),
