@@ -26,6 +26,13 @@ closed with GOAWAY (``IdleTimeout``). Request body data is acknowledged (its win
 as it arrives until the request's reader holds twice aiohttp's read limit, and then only as the
 handler reads it, so a client cannot run far ahead of a handler.
 
+Per request cost is kept down (figures in docs/decisions.md, "HTTP/2: the cost of a request"):
+``h2``'s own inbound header checks are off and :mod:`kubeloop.server.h2_headers` makes Go's
+checks while it builds the request message (a repeated header block reuses its message);
+HPACK blocks that leave the dynamic table unchanged are decoded and encoded once
+(:mod:`kubeloop.server.hpack_memo`); and the answers of the requests one read started, when
+they finish in their first step, leave in one TLS write.
+
 A request's version reads ``HTTP/2.0``. A handler that is still streaming when its stream is
 reset or the connection drops is cancelled (a watch must not outlive its client); one that has
 not yet sent its headers runs to its end, as aiohttp lets HTTP/1.1 handlers finish after a
