@@ -10,8 +10,10 @@ figure is server CPU seconds per request, the one to compare on a shared machine
   request: authentication, routing, storage, encoding): over HTTP/1.1 with keep-alive, over
   HTTP/1.1 with a new TLS connection per request (what a Go client under load falls back to
   when its idle pool is short), and over HTTP/2 (one connection, every request a stream).
-  Run it with ``PYTHONPATH`` at each checkout to compare two versions of the server over
-  HTTP/1.1.
+  HTTP/2 is measured with two clients: httpx, and a Go-like client (:class:`_GoLikeClient`,
+  the header pattern of client-go, every field indexed in HPACK's dynamic table). With
+  ``--baseline DIR`` the server of the checkout at DIR (e.g. ``git archive REV kubeloop | tar
+  -x -C DIR``) is measured in the same run, each variant next to this checkout's.
 - ``front`` -- the protocol layers alone, answering a fixed 1 KB JSON body: aiohttp over
   HTTP/1.1 (what the server used alone), the same aiohttp application behind
   ``kubeloop.server.http2`` over h2, and, when installed (``pip install hypercorn==0.18.0``;
@@ -24,10 +26,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
 import multiprocessing.connection
+import os
 import ssl
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -127,13 +132,137 @@ def _run_hypercorn(data_dir: str, conn: multiprocessing.connection.Connection) -
     asyncio.run(main())
 
 
+_CHECKOUT_SERVER = """
+import asyncio, json, sys, time
+from pathlib import Path
+
+async def main():
+    server = KubeServer(ServerConfig(Path(sys.argv[1]), port=0, memory=True))
+    await server.start()
+    print(json.dumps([server.url, server.credentials.token, str(server.credentials.ca_cert)]), flush=True)
+    loop = asyncio.get_running_loop()
+    while (await loop.run_in_executor(None, sys.stdin.readline)).strip() == "cpu":
+        print(time.process_time(), flush=True)
+    await server.stop()
+
+asyncio.run(main())
+"""
+
+
+class _CheckoutServer:
+    """The embedded server of another checkout (``--baseline DIR``) in a child process, driven
+    over its stdin/stdout as the other children are over a pipe: the two versions are measured
+    in the same run, rounds alternated, so that the machine's drift touches both alike."""
+
+    def __init__(self, checkout: str, data_dir: str) -> None:
+        # -P: with -c, Python would put the working directory (this checkout) first on the path.
+        self._process = subprocess.Popen([sys.executable, "-P", "-c", _CHECKOUT_SERVER, data_dir], text=True,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         env={**os.environ, "PYTHONPATH": os.path.abspath(checkout)})
+        assert self._process.stdout is not None and self._process.stdin is not None
+        self._in, self._out = self._process.stdin, self._process.stdout
+        url, token, ca = json.loads(self._out.readline())
+        self.endpoint: Endpoint = (url, token, ca)
+
+    def send(self, message: str) -> None:
+        self._in.write(message + "\n")
+        self._in.flush()
+
+    def recv(self) -> float:
+        return float(self._out.readline())
+
+    def join(self, timeout: float) -> None:
+        self._process.wait(timeout)
+
+
 def _cpu(conn: Any) -> float:
     conn.send("cpu")
     value: float = conn.recv()
     return value
 
 
-async def _measure(endpoint: Endpoint, path: str, requests: int, *, http2: bool, reuse: bool) -> None:
+class _GoLikeClient(asyncio.Protocol):
+    """An h2 client that frames requests as Go's ``http2.Transport`` does (client-go, kubectl):
+    the same header fields on every request, each indexed in HPACK's dynamic table (so from the
+    second request on a header block is mostly one-byte references; httpx instead sends
+    ``authorization`` as a never-indexed Huffman literal each time), a 4 MiB stream window and
+    window updates only when half a window is spent. ``CONCURRENCY`` streams in flight."""
+
+    def __init__(self, authority: str, path: str, token: str, requests: int) -> None:
+        from h2.config import H2Configuration
+        from h2.connection import H2Connection
+        from h2.settings import SettingCodes, Settings
+
+        self._h2 = H2Connection(H2Configuration(client_side=True, header_encoding=None,
+                                                validate_outbound_headers=False, normalize_outbound_headers=False,
+                                                validate_inbound_headers=False))
+        self._h2.local_settings = Settings(client=True, initial_values={SettingCodes.INITIAL_WINDOW_SIZE: 4 << 20,
+                                                                        SettingCodes.ENABLE_PUSH: 0})
+        self._headers = [(b":authority", authority.encode()), (b":method", b"GET"), (b":path", path.encode()),
+                         (b":scheme", b"https"), (b"accept", b"application/json, */*"),
+                         (b"user-agent", b"kubectl/v1.33.0 (linux/amd64) kubernetes/60a317e"),
+                         *([(b"authorization", f"Bearer {token}".encode())] if token else []),
+                         (b"kubectl-command", b"kubectl get"), (b"accept-encoding", b"gzip")]
+        self._remaining = requests
+        self._in_flight = 0
+        self._transport: asyncio.Transport | None = None
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+        self._h2.initiate_connection()
+        self._h2.increment_flow_control_window(1 << 30)
+        while self._in_flight < CONCURRENCY and self._remaining:
+            self._send()
+        self._transport.write(self._h2.data_to_send())  # type: ignore[union-attr]
+
+    def _send(self) -> None:
+        self._remaining -= 1
+        self._in_flight += 1
+        self._h2.send_headers(self._h2.get_next_available_stream_id(), self._headers, end_stream=True)
+
+    def data_received(self, data: bytes) -> None:
+        from h2.events import DataReceived, ResponseReceived, StreamEnded, StreamReset
+
+        for event in self._h2.receive_data(data):
+            if isinstance(event, ResponseReceived):
+                status = dict(event.headers)[b":status"]
+                if status != b"200" and not self.done.done():
+                    self.done.set_exception(AssertionError(f"status {status!r}"))
+            elif isinstance(event, DataReceived):
+                self._h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, StreamEnded):
+                self._in_flight -= 1
+                if self._remaining:
+                    self._send()
+                elif not self._in_flight and not self.done.done():
+                    self.done.set_result(None)
+            elif isinstance(event, StreamReset) and not self.done.done():
+                self.done.set_exception(AssertionError(f"stream reset: {event!r}"))
+        if self._transport is not None and (out := self._h2.data_to_send()):
+            self._transport.write(out)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        if not self.done.done():
+            self.done.set_exception(ConnectionResetError(f"connection lost: {exc!r}"))
+
+
+async def _measure_go_like(endpoint: Endpoint, path: str, requests: int) -> None:
+    url, token, ca = endpoint
+    context = ssl.create_default_context(cafile=ca)
+    context.set_alpn_protocols(["h2"])
+    host, port = url.removeprefix("https://").rsplit(":", 1)
+    transport, client = await asyncio.get_running_loop().create_connection(
+        lambda: _GoLikeClient(f"{host}:{port}", path, token, requests), host, int(port), ssl=context)
+    try:
+        await asyncio.wait_for(client.done, 120)
+    finally:
+        transport.close()
+
+
+async def _measure(endpoint: Endpoint, path: str, requests: int, *, http2: bool | str, reuse: bool) -> None:
+    if http2 == "go":
+        return await _measure_go_like(endpoint, path, requests)
     url, token, ca = endpoint
     context = ssl.create_default_context(cafile=ca)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -152,7 +281,7 @@ async def _measure(endpoint: Endpoint, path: str, requests: int, *, http2: bool,
         await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
 
 
-def _row(conn: Any, endpoint: Endpoint, path: str, requests: int, *, http2: bool, reuse: bool = True) -> float:
+def _row(conn: Any, endpoint: Endpoint, path: str, requests: int, *, http2: bool | str, reuse: bool = True) -> float:
     # A short warm-up (connections, caches), then the measured requests.
     asyncio.run(_measure(endpoint, path, 50, http2=http2, reuse=reuse))
     before = _cpu(conn)
@@ -165,6 +294,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only", choices=["kubeloop", "front"], default=None)
+    parser.add_argument("--no-fresh", action="store_true", help="leave out the new-TLS-connection row (slow)")
+    parser.add_argument("--baseline", metavar="DIR", help="also measure the kubeloop server of the checkout at DIR "
+                        "(its rows marked 'baseline'), alternated with this one")
     args = parser.parse_args()
     try:
         import hypercorn  # noqa: F401
@@ -176,26 +308,38 @@ def main() -> None:
         servers: dict[str, tuple[multiprocessing.Process, Any, Endpoint]] = {}
         if args.only in (None, "kubeloop"):
             servers["kubeloop"] = spawn(run_kube_server, data_dir + "/k", True)
-            url, token, ca = servers["kubeloop"][2]
-            created = httpx.post(url + "/api/v1/namespaces/default/configmaps", verify=ssl.create_default_context(
-                cafile=ca), headers={"Authorization": f"Bearer {token}"}, json={"metadata": {"name": "bench"},
-                                                                                 "data": {"a": "b"}})
-            assert created.status_code == 201, created.text
+            if args.baseline:
+                baseline = _CheckoutServer(args.baseline, data_dir + "/b")
+                servers["baseline"] = (baseline, baseline, baseline.endpoint)  # type: ignore[assignment]
+        for name in ("kubeloop", "baseline"):
+            if name in servers:
+                url, token, ca = servers[name][2]
+                created = httpx.post(url + "/api/v1/namespaces/default/configmaps", verify=ssl.create_default_context(
+                    cafile=ca), headers={"Authorization": f"Bearer {token}"}, json={"metadata": {"name": "bench"},
+                                                                                     "data": {"a": "b"}})
+                assert created.status_code == 201, created.text
         if args.only in (None, "front"):
             assert Http2Server is not None, "the front rows need kubeloop.server.http2"
             servers["aiohttp"] = spawn(_run_aiohttp_front, data_dir + "/a")
             if has_hypercorn:
                 servers["hypercorn"] = spawn(_run_hypercorn, data_dir + "/h")
-        cases: list[tuple[str, str, str, bool, bool]] = []
+        cases: list[tuple[str, str, str, bool | str, bool]] = []
         if "kubeloop" in servers:
             path = "/api/v1/namespaces/default/configmaps/bench"
-            cases += [("kubeloop GET, HTTP/1.1 keep-alive", "kubeloop", path, False, True),
-                      ("kubeloop GET, HTTP/1.1 new TLS connection each", "kubeloop", path, False, False),
-                      *([("kubeloop GET, HTTP/2 one connection", "kubeloop", path, True, True)]
-                        if Http2Server is not None else [])]
+            variants: list[tuple[str, bool | str, bool]] = [
+                ("HTTP/1.1 keep-alive", False, True),
+                *([] if args.no_fresh else [("HTTP/1.1 new TLS connection each", False, False)]),
+                # A baseline from before HTTP/2 fails these rows (its ALPN offers http/1.1 only).
+                *([("HTTP/2 one connection", True, True), ("HTTP/2, Go-like client", "go", True)]
+                  if Http2Server is not None else [])]
+            # Each variant of this checkout next to the same of the baseline's.
+            cases += [(f"kubeloop GET, {variant}{'' if name == 'kubeloop' else ' (baseline)'}", name, path, http2,
+                       reuse)
+                      for variant, http2, reuse in variants for name in ("kubeloop", "baseline") if name in servers]
         if "aiohttp" in servers:
             cases += [("front: aiohttp HTTP/1.1", "aiohttp", "/", False, True),
-                      ("front: aiohttp + kubeloop.server.http2, h2", "aiohttp", "/", True, True)]
+                      ("front: aiohttp + kubeloop.server.http2, h2", "aiohttp", "/", True, True),
+                      ("front: aiohttp + kubeloop.server.http2, h2 Go-like client", "aiohttp", "/", "go", True)]
         if "hypercorn" in servers:
             cases += [("front: hypercorn h11", "hypercorn", "/", False, True),
                       ("front: hypercorn h2", "hypercorn", "/", True, True)]

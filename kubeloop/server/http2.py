@@ -26,6 +26,13 @@ closed with GOAWAY (``IdleTimeout``). Request body data is acknowledged (its win
 as it arrives until the request's reader holds twice aiohttp's read limit, and then only as the
 handler reads it, so a client cannot run far ahead of a handler.
 
+Per request cost is kept down (figures in docs/decisions.md, "HTTP/2: the cost of a request"):
+``h2``'s own inbound header checks are off and :mod:`kubeloop.server.h2_headers` makes Go's
+checks while it builds the request message (a repeated header block reuses its message);
+HPACK blocks that leave the dynamic table unchanged are decoded and encoded once
+(:mod:`kubeloop.server.hpack_memo`); and the answers of the requests one read started, when
+they finish in their first step, leave in one TLS write.
+
 A request's version reads ``HTTP/2.0``. A handler that is still streaming when its stream is
 reset or the connection drops is cancelled (a watch must not outlive its client); one that has
 not yet sent its headers runs to its end, as aiohttp lets HTTP/1.1 handlers finish after a
@@ -42,7 +49,6 @@ from typing import Any, cast
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 from aiohttp.base_protocol import BaseProtocol
-from aiohttp.http import HttpVersion
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.streams import EMPTY_PAYLOAD, StreamReader
 from aiohttp.web_protocol import RequestHandler
@@ -60,14 +66,15 @@ from h2.events import (
 )
 from h2.exceptions import ProtocolError
 from h2.settings import SettingCodes, Settings
-from multidict import CIMultiDict, CIMultiDictProxy
-from yarl import URL
+from multidict import CIMultiDict
+
+from kubeloop.server import hpack_memo
+from kubeloop.server.h2_headers import request_message
 
 log = logging.getLogger(__name__)
 
 ALPN_PROTOCOLS = ["h2", "http/1.1"]
 """What the listener offers, preferred first (Go's ``http2.ConfigureServer`` puts h2 first)."""
-HTTP_2 = HttpVersion(2, 0)
 MAX_CONCURRENT_STREAMS = 100
 """Upstream's default ``MaxConcurrentStreams`` when --http2-max-streams-per-connection is unset."""
 STREAM_WINDOW = 256 * 1024
@@ -75,6 +82,8 @@ STREAM_WINDOW = 256 * 1024
 CONNECTION_WINDOW = STREAM_WINDOW * MAX_CONCURRENT_STREAMS
 IDLE_TIMEOUT = 90.0
 """Seconds a connection with no open stream is kept (upstream's http2.Server ``IdleTimeout``)."""
+_FLUSH_AT = 2**16
+"""Bytes of DATA held for one write at most (beyond, a write goes out at once)."""
 _BODY_LIMIT = 2**16  # aiohttp's own StreamReader limit for request payloads
 # Connection-specific fields HTTP/2 forbids (RFC 9113 section 8.2.2); aiohttp adds some for HTTP/1.1.
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
@@ -160,16 +169,22 @@ class Http2Connection(asyncio.Protocol):
         self._loop = asyncio.get_running_loop()
         # Outbound headers come from aiohttp, lower-cased and filtered by _StreamWriter: checking
         # them again per response was a fifth of the server's cost of a small answer.
-        # Inbound headers are checked (what a peer sends is not trusted).
+        # Inbound headers are checked by request_message, as Go's server checks them, in the
+        # pass that builds the request (h2's own checks were the largest cost of a request).
         config = H2Configuration(client_side=False, header_encoding=None, validate_outbound_headers=False,
-                                 normalize_outbound_headers=False, split_outbound_cookies=False)
+                                 normalize_outbound_headers=False, split_outbound_cookies=False,
+                                 validate_inbound_headers=False, normalize_inbound_headers=False)
         self._h2 = H2Connection(config=config)
+        hpack_memo.install(self._h2)
         self._streams: dict[int, _Stream] = {}
         self._transport: asyncio.Transport | None = None
         self._writable: asyncio.Future[None] | None = None
         self._closing = False
         self._idle: asyncio.TimerHandle | None = None
         self._idle_since = 0.0
+        self._flush_pending = False
+        self._unflushed = 0
+        self._messages: dict[tuple[tuple[bytes, bytes], ...], RawRequestMessage | None] = {}
         # What aiohttp's BaseRequest reads of its protocol.
         self.transport: asyncio.Transport | None = None
         self.ssl_context: Any = None
@@ -227,9 +242,11 @@ class Http2Connection(asyncio.Protocol):
             if self._transport is not None:
                 self._transport.close()
             return
+        started = 0
         for event in events:
             if isinstance(event, RequestReceived):
                 self._request(event)
+                started += 1
             elif isinstance(event, DataReceived):
                 self._data(event)
             elif isinstance(event, StreamEnded):
@@ -246,6 +263,12 @@ class Http2Connection(asyncio.Protocol):
                 if not self._streams and self._transport is not None:
                     self._transport.close()
         self._flush()
+        if started > 1 and not self._flush_pending:
+            # The handlers just started take their first step in the loop's next turn, in order;
+            # a flush queued after them sends the answers of those that finish in that step (a
+            # small GET does) in one write rather than one each.
+            self._flush_pending = True
+            self._loop.call_soon(self._flush_queued)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         if self._idle is not None:
@@ -272,7 +295,15 @@ class Http2Connection(asyncio.Protocol):
     def _request(self, event: RequestReceived) -> None:
         stream = _Stream(event.stream_id)
         self._streams[event.stream_id] = stream
-        message = _message(event.headers)
+        # Clients repeat their header blocks (whole requests, when they poll): the message of
+        # a block seen lately is reused, it is immutable (a RawRequestMessage, its headers a proxy).
+        key = tuple(event.headers)
+        message = self._messages.get(key)
+        if message is None and key not in self._messages:
+            message = request_message(event.headers)
+            if len(self._messages) >= hpack_memo.MEMO_ENTRIES:
+                self._messages.clear()
+            self._messages[key] = message
         if message is None:
             self._h2.reset_stream(event.stream_id, ErrorCodes.PROTOCOL_ERROR)
             del self._streams[event.stream_id]
@@ -368,9 +399,10 @@ class Http2Connection(asyncio.Protocol):
                 if h2_stream is not None and not h2_stream.closed:
                     code = ErrorCodes.NO_ERROR if stream.headers_sent else ErrorCodes.INTERNAL_ERROR
                     self._h2.reset_stream(stream.id, code)
-                self._flush()
+                self._flush_soon()
         if not self._streams and self._transport is not None:
             if self._closing:
+                self._flush()
                 self._transport.close()
             else:
                 self._arm_idle()
@@ -378,9 +410,20 @@ class Http2Connection(asyncio.Protocol):
     # --- outgoing ------------------------------------------------------------------------------
 
     def _flush(self) -> None:
+        self._unflushed = 0
         data = self._h2.data_to_send()
         if data and self._transport is not None and not self._transport.is_closing():
             self._transport.write(data)
+
+    def _flush_soon(self) -> None:
+        """Write what is pending now, unless a flush is already queued behind the handlers that
+        one read started (see data_received): then their answers leave in one TLS write."""
+        if not self._flush_pending:
+            self._flush()
+
+    def _flush_queued(self) -> None:
+        self._flush_pending = False
+        self._flush()
 
     def _wake(self, stream_id: int | None) -> None:
         streams = self._streams.values() if stream_id is None else [s for s in (self._streams.get(stream_id),) if s]
@@ -397,7 +440,7 @@ class Http2Connection(asyncio.Protocol):
         stream.headers_sent = True
         self._h2.send_headers(stream.id, headers, end_stream=end_stream)
         if flush:
-            self._flush()
+            self._flush_soon()
 
     async def send_data(self, stream: _Stream, data: bytes, end_stream: bool) -> None:
         """Send ``data`` in frames the peer's windows allow, waiting for them to open as needed."""
@@ -419,39 +462,16 @@ class Http2Connection(asyncio.Protocol):
             last = size == len(view)
             chunk = data if last and len(view) == len(data) else bytes(view[:size])
             h2.send_data(stream.id, chunk, end_stream=end_stream and last)
+            self._unflushed += size
             view = view[size:]
             if last:
                 break
-        self._flush()
+        if self._unflushed > _FLUSH_AT:
+            self._flush()  # a handler writing without pause must meet the transport's back-pressure
+        else:
+            self._flush_soon()
         if self._writable is not None:
             await self._writable
-
-
-def _message(headers: list[tuple[bytes, bytes]]) -> RawRequestMessage | None:
-    """The aiohttp request message of one HEADERS block, or None when a pseudo-header is missing."""
-    method = path = authority = None
-    fields: CIMultiDict[str] = CIMultiDict()
-    raw: list[tuple[bytes, bytes]] = []
-    for name, value in headers:
-        if name.startswith(b":"):
-            if name == b":method":
-                method = value.decode("ascii", "surrogateescape")
-            elif name == b":path":
-                path = value.decode("utf-8", "surrogateescape")
-            elif name == b":authority":
-                authority = value.decode("utf-8", "surrogateescape")
-            continue
-        fields.add(name.decode("ascii", "surrogateescape"), value.decode("utf-8", "surrogateescape"))
-        raw.append((name, value))
-    if method is None or path is None or not path.startswith("/"):
-        return None
-    if authority is not None and "Host" not in fields:
-        fields["Host"] = authority
-        raw.append((b"host", authority.encode()))
-    target, _, query = path.partition("?")
-    url = URL.build(path=target, query_string=query, encoded=True)
-    return RawRequestMessage(method, path, HTTP_2, CIMultiDictProxy(fields), tuple(raw), False, None, False, False,
-                             url)
 
 
 class _StreamWriter(AbstractStreamWriter):

@@ -174,6 +174,8 @@ class _BareClient:
         self.h2.initiate_connection()
         self.tls.sendall(self.h2.data_to_send())
         self.bodies: dict[int, bytes] = {}
+        self.statuses: dict[int, bytes] = {}
+        self.ended: set[int] = set()
 
     def send(self, stream_id: int, path: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
         port = self.server.server.port
@@ -188,7 +190,13 @@ class _BareClient:
         status = b""
         done = False
         while not done:
-            for event in self.h2.receive_data(self.tls.recv(65536)):
+            data = self.tls.recv(65536)
+            assert data, "connection closed by the server"
+            for event in self.h2.receive_data(data):
+                if isinstance(event, ResponseReceived):
+                    self.statuses[event.stream_id] = dict(event.headers)[b":status"]
+                if isinstance(event, StreamEnded):
+                    self.ended.add(event.stream_id)
                 if isinstance(event, ResponseReceived) and event.stream_id == stream_id:
                     status = dict(event.headers)[b":status"]
                     done = done or not ended
@@ -261,6 +269,29 @@ def test_idle_connections_get_goaway(server: ServerThread, monkeypatch: pytest.M
             terminated = [e for e in client.h2.receive_data(data) if isinstance(e, ConnectionTerminated)]
         assert terminated[0].error_code == ErrorCodes.NO_ERROR
         assert terminated[0].last_stream_id == 1
+
+
+def test_a_malformed_request_is_refused_on_its_own_stream(server: ServerThread) -> None:
+    # Go's server answers a bad request header block with RST_STREAM PROTOCOL_ERROR and keeps the
+    # connection; the good requests written in the same packet are all answered.
+    with _bare(server) as tls:
+        client = _BareClient(server, tls)
+        client.h2.config.validate_outbound_headers = False  # so that it sends what it is told
+        client.h2.config.normalize_outbound_headers = False
+        port = server.server.port
+        for stream_id, extra in ((1, (b"connection", b"close")), (3, (b"x-ok", b"1")), (5, (b"x-ok", b"2"))):
+            client.h2.send_headers(stream_id, [(b":method", b"GET"), (b":scheme", b"https"),
+                                               (b":authority", f"127.0.0.1:{port}".encode()), (b":path", b"/version"),
+                                               (b"authorization", f"Bearer {server.token}".encode()), extra],
+                                   end_stream=True)
+        tls.sendall(client.h2.data_to_send())
+        with pytest.raises(AssertionError, match=r"stream 1 reset by the server: <ErrorCodes.PROTOCOL_ERROR: 1>"):
+            client.until(1, ended=True)
+        assert client.until(3, ended=True) == b"200"
+        if 5 not in client.ended:
+            client.until(5, ended=True)
+        assert client.statuses[5] == b"200"
+        assert orjson.loads(client.bodies[3])["major"] == orjson.loads(client.bodies[5])["major"] == "1"
 
 
 def _kubectl(binary: str, server: ServerThread, tmp_path: Path, *args: str) -> str:
