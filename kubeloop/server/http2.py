@@ -503,7 +503,9 @@ class _StreamWriter(AbstractStreamWriter):
         """HTTP/2 frames the body itself."""
 
     def enable_compression(self, encoding: str = "deflate", strategy: int | None = None) -> None:
-        raise NotImplementedError("aiohttp's transfer compression is not used over HTTP/2")
+        # Never asked for: the server gzips whole answers itself (kubeloop.server.compression),
+        # as upstream does, and never turns on aiohttp's transfer compression.
+        raise RuntimeError("aiohttp's transfer compression is not used over HTTP/2")
 
     async def write(self, chunk: bytes | bytearray | memoryview) -> None:
         if self._eof:

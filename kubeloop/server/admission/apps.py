@@ -297,7 +297,8 @@ def validate_replica_set_update(new: Mapping[str, Any], old: Mapping[str, Any]) 
     return errs
 
 
-def _status_counts(obj: Mapping[str, Any], names: tuple[str, ...], errs: Errors) -> dict[str, int]:
+def status_counts(obj: Mapping[str, Any], names: tuple[str, ...], errs: Errors) -> dict[str, int]:
+    """The named ``status`` counters of a workload (0 when absent), each checked non-negative."""
     status = mapping_at(obj, "status", "", errs)
     counts: dict[str, int] = {}
     for name in names:
@@ -310,7 +311,7 @@ def _status_counts(obj: Mapping[str, Any], names: tuple[str, ...], errs: Errors)
 def validate_deployment_status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
     """Counters non-negative and consistent; ``collisionCount`` never decremented."""
     errs = validate_object_meta_update(new, old)
-    counts = _status_counts(new, ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas",
+    counts = status_counts(new, ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas",
                                   "availableReplicas", "unavailableReplicas"), errs)
     status = mapping_at(new, "status", "", [])
     collisions = int_at(status, "collisionCount", "status", errs)
@@ -328,7 +329,7 @@ def validate_deployment_status_update(new: Mapping[str, Any], old: Mapping[str, 
 
 def validate_replica_set_status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
     errs = validate_object_meta_update(new, old)
-    counts = _status_counts(new, ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas",
+    counts = status_counts(new, ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas",
                                   "observedGeneration"), errs)
     for name in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
         if counts[name] > counts["replicas"]:

@@ -18,7 +18,13 @@ from typing import Any
 
 from kubeloop.api.labels import SelectorError, selector_from_label_selector, validate_label_selector
 from kubeloop.api.status import forbidden, go_quote, invalid, not_supported, required
-from kubeloop.server.admission.apps import _percent_value, _raw_value, _validate_int_or_percent, selector_immutable
+from kubeloop.server.admission.apps import (
+    _percent_value,
+    _raw_value,
+    _validate_int_or_percent,
+    selector_immutable,
+    status_counts,
+)
 from kubeloop.server.admission.core_kinds import default_persistent_volume_claim
 from kubeloop.server.admission.fields import (
     Errors,
@@ -225,19 +231,10 @@ def validate_daemon_set_update(new: Mapping[str, Any], old: Mapping[str, Any]) -
     return errs
 
 
-def _status_nonnegative(obj: Mapping[str, Any], names: tuple[str, ...], errs: Errors) -> dict[str, int]:
-    status = mapping_at(obj, "status", "", errs)
-    counts: dict[str, int] = {}
-    for name in names:
-        counts[name] = int_at(status, name, "status", errs) or 0
-        errs.extend(nonnegative(counts[name], f"status.{name}"))
-    return counts
-
-
 def validate_daemon_set_status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
     """``ValidateDaemonSetStatusUpdate``: counters non-negative, collisionCount never decremented."""
     errs = validate_object_meta_update(new, old)
-    _status_nonnegative(new, ("numberMisscheduled", "currentNumberScheduled", "desiredNumberScheduled",
+    status_counts(new, ("numberMisscheduled", "currentNumberScheduled", "desiredNumberScheduled",
                               "numberReady", "observedGeneration", "updatedNumberScheduled",
                               "numberAvailable", "numberUnavailable", "collisionCount"), errs)
     _collisions_not_decremented(new, old, errs)
@@ -358,7 +355,7 @@ def validate_stateful_set_update(new: Mapping[str, Any], old: Mapping[str, Any])
 def validate_stateful_set_status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Errors:
     """``ValidateStatefulSetStatus``: counters non-negative and within ``status.replicas``."""
     errs = validate_object_meta_update(new, old)
-    counts = _status_nonnegative(new, ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas",
+    counts = status_counts(new, ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas",
                                        "availableReplicas", "observedGeneration", "collisionCount"), errs)
     for name in ("readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"):
         if counts[name] > counts["replicas"]:
