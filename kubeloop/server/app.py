@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import hmac
 import logging
 import ssl
 from collections.abc import Callable
@@ -25,18 +24,14 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
 from kubeloop.api import kruise
-from kubeloop.api.status import ApiError, internal_error, unauthorized_error
+from kubeloop.api.status import ApiError, internal_error
 from kubeloop.server import crd
 from kubeloop.server.admission import BUILTIN_RULES
 from kubeloop.server.admission.cloneset import cloneset_rules
-from kubeloop.server.anonymous import (
-    ANONYMOUS,
-    PUBLIC_INFO_PATHS,
-    anonymous_allowed,
-    credential,
-    forbidden,
-    request_attributes,
-)
+from kubeloop.server.auth.attributes import PUBLIC_INFO_PATHS, forbidden, request_attributes
+from kubeloop.server.auth.authenticator import Authenticator
+from kubeloop.server.auth.authorizer import PublicInfoOnly
+from kubeloop.server.auth.user import USER_KEY
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
 from kubeloop.server.codec.serving import error_body
@@ -63,7 +58,6 @@ log = logging.getLogger(__name__)
 
 PUBLIC_PATHS = PUBLIC_INFO_PATHS
 _STATE_KEY = web.AppKey("state", ServerState)
-_TOKEN_KEY = web.AppKey("token", str)
 _OPENAPI_KEY = web.AppKey("openapi", OpenAPIService)
 _READY_KEY: web.AppKey[Callable[[], bool] | None] = web.AppKey("ready_check")
 
@@ -94,17 +88,26 @@ def error_response(error: ApiError, accept: str | None = None) -> web.Response:
     return web.Response(body=body, status=error.code, content_type=content_type, headers=error.headers or None)
 
 
+def _peer_certificate(request: web.Request) -> object:
+    """The client's verified TLS certificate, if it sent one."""
+    transport = request.transport
+    return None if transport is None else transport.get_extra_info("peercert")
+
+
 @web.middleware
 async def _api_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     try:
-        # A bearer token must authenticate (401); no credential is system:anonymous, whom
-        # RBAC lets read only the public-info paths (403 elsewhere, see kubeloop.server.anonymous).
-        token = credential(request.headers.get("Authorization"))
-        if token is not None:
-            if not hmac.compare_digest(token.encode(), request.app[_TOKEN_KEY].encode()):
-                raise unauthorized_error()
-        elif not anonymous_allowed(request.path):
-            raise forbidden(ANONYMOUS, request_attributes(request.method, request.path, request.query))
+        # A credential must authenticate (401); no credential is system:anonymous. Then the
+        # authorizer decides (403), except for system:masters (see kubeloop.server.auth).
+        state = request.app[_STATE_KEY]
+        assert state.authenticator is not None, "build_app sets it"
+        user = state.authenticator.authenticate(request.headers.get("Authorization"), _peer_certificate(request))
+        if not user.privileged:
+            attributes = request_attributes(request.method, request.path, request.query)
+            decision = state.authorizer.authorize(user, attributes)
+            if not decision.allowed:
+                raise forbidden(user.username, attributes, decision.reason)
+        request[USER_KEY] = user
         response: web.StreamResponse = await handler(request)
         return response
     except ApiError as error:
@@ -186,10 +189,13 @@ def bootstrap(state: ServerState) -> None:
 
 
 def build_app(state: ServerState, token: str, ready_check: Callable[[], bool] | None = None) -> web.Application:
+    """The application serving ``state``; ``token`` authenticates the administrator (unless the
+    state already has an authenticator of its own)."""
     app = web.Application(middlewares=[_api_middleware], client_max_size=MAX_BODY_BYTES)
     app[_STATE_KEY] = state
     app[_READY_KEY] = ready_check
-    app[_TOKEN_KEY] = token
+    if state.authenticator is None:
+        state.authenticator = Authenticator(token)
     app[_OPENAPI_KEY] = OpenAPIService()
     state.metrics.object_counts = lambda: stored_object_counts(state.registry, state.storage)
     # `[\s\S]` rather than `.`: a decoded path may hold a newline, which `.` does not match.
@@ -247,6 +253,7 @@ class KubeServer:
             state = ServerState(storage, build_registry(storage))
             credentials = ensure_credentials(config.data_dir, config.host)
             state.admin_token = credentials.token
+            state.authorizer = PublicInfoOnly()
             state.root_ca = credentials.ca_cert.read_text()
             crd.install(state)
             bootstrap(state)

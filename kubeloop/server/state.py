@@ -14,6 +14,8 @@ from typing import Any
 import orjson
 
 from kubeloop.api.meta import format_time, now
+from kubeloop.server.auth.authenticator import Authenticator
+from kubeloop.server.auth.authorizer import AlwaysAllow, Authorizer
 from kubeloop.server.metrics import ApiMetrics
 from kubeloop.server.registry import Registry, ResourceInfo
 from kubeloop.server.storage import ResourceType, Storage, Watcher
@@ -44,6 +46,10 @@ class ServerState:
     """The cluster CA certificate (PEM) published in every namespace; empty when unknown."""
     metrics: ApiMetrics = field(default_factory=ApiMetrics)
     """This server's Prometheus metrics (``/metrics``)."""
+    authenticator: Authenticator | None = None
+    """Who sent a request (None until the app is built around a token)."""
+    authorizer: Authorizer = field(default_factory=AlwaysAllow)
+    """Whether a user other than ``system:masters`` may do what a request asks."""
 
     _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
 

@@ -10,12 +10,12 @@ token. The answers change when the server grows RBAC.
 
 from __future__ import annotations
 
-import hmac
 from typing import Any
 
 from aiohttp import web
 
 from kubeloop.api.status import bad_request_error, not_found_error
+from kubeloop.server.auth.user import UserInfo, request_user
 from kubeloop.server.handlers.common import check_type, metadata_of, read_body
 from kubeloop.server.handlers.read import output_for
 from kubeloop.server.requests import decode_document, require_object
@@ -24,16 +24,13 @@ from kubeloop.server.state import ServerState
 
 Obj = dict[str, Any]
 
-ADMIN_USER = {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]}
-"""Who the kubeconfig's bearer token authenticates as."""
-
 COMPONENTS = ("controller-manager", "scheduler", "etcd-0")
 """What ``componentstatuses`` lists (the same names as upstream's, all healthy: they run in-process)."""
 
 _SUBJECT_REVIEWS = frozenset({"SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectAccessReview"})
 
 
-def _review_status(state: ServerState, kind: str, spec: Obj) -> Obj:
+def _review_status(state: ServerState, kind: str, spec: Obj, user: UserInfo) -> Obj:
     if kind in _SUBJECT_REVIEWS:
         return {"allowed": True}
     if kind == "SelfSubjectRulesReview":
@@ -42,13 +39,14 @@ def _review_status(state: ServerState, kind: str, spec: Obj) -> Obj:
         return {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
                 "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
     if kind == "SelfSubjectReview":
-        return {"userInfo": dict(ADMIN_USER)}
+        return {"userInfo": user.as_review()}
     if kind == "TokenReview":
         token = spec.get("token")
         if not isinstance(token, str) or not token:
             raise bad_request_error("token is required")
-        if state.admin_token and hmac.compare_digest(token.encode(), state.admin_token.encode()):
-            return {"authenticated": True, "user": dict(ADMIN_USER), "audiences": list(spec.get("audiences") or [])}
+        reviewed = None if state.authenticator is None else state.authenticator.authenticate_token(token)
+        if reviewed is not None:
+            return {"authenticated": True, "user": reviewed.as_review(), "audiences": list(spec.get("audiences") or [])}
         return {"user": {}}
     raise bad_request_error(f"{kind} cannot be created")
 
@@ -70,7 +68,7 @@ async def handle_virtual_create(state: ServerState, request: web.Request, target
     meta.setdefault("creationTimestamp", None)
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     assert isinstance(spec, dict)
-    obj["status"] = _review_status(state, info.kind, spec)
+    obj["status"] = _review_status(state, info.kind, spec, request_user(request))
     return output.answer(obj, 201)
 
 

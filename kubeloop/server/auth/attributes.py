@@ -1,14 +1,10 @@
-"""Requests without credentials: the user ``system:anonymous``, and RBAC's answer to it.
+"""What authorization sees of a request, and the 403 it words when the answer is no.
 
-kube-apiserver 1.33 (anonymous auth on, RBAC) authenticates a request that carries no bearer
-token as ``system:anonymous`` (group ``system:unauthenticated``); 401 is only for a token
-that does not authenticate. The only default binding for that group is
-``system:public-info-viewer`` (``/healthz``, ``/livez``, ``/readyz``, ``/version``,
-``/version/``), so anything else is 403 Forbidden, worded by upstream's
+The attributes are those upstream's ``RequestInfoFactory.NewRequestInfo``
+(pkg/endpoints/request/requestinfo.go) derives from the path alone. A denied request is 403
+Forbidden, worded by upstream's
 ``responsewriters.Forbidden`` / ``forbiddenMessage`` (k8s.io/apiserver
-pkg/endpoints/handlers/responsewriters/errors.go) over the request attributes that
-``RequestInfoFactory.NewRequestInfo`` (pkg/endpoints/request/requestinfo.go) derives from the
-path alone:
+pkg/endpoints/handlers/responsewriters/errors.go):
 
 * ``forbidden: User "system:anonymous" cannot get path "/api"`` for non-resource paths, with
   empty details;
@@ -16,9 +12,7 @@ path alone:
   the namespace "default"`` for resources (``... at the cluster scope`` without a namespace),
   with details ``{"name"?, "group"?, "kind": <resource>}``.
 
-:func:`credential` tells a bearer token from no credential (a non-Bearer ``Authorization``
-header is no credential to a server without basic auth, as upstream's bearer-token
-authenticator ignores it).
+An authorizer's reason, when it has one, follows the text after ``: `` as upstream appends it.
 """
 
 from __future__ import annotations
@@ -28,7 +22,6 @@ from dataclasses import dataclass
 
 from kubeloop.api.status import ApiError, forbidden_error, go_quote
 
-ANONYMOUS = "system:anonymous"
 PUBLIC_INFO_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
 """The nonResourceURLs of the ``system:public-info-viewer`` ClusterRole."""
 
@@ -52,14 +45,6 @@ class RequestAttributes:
     resource: str = ""
     subresource: str = ""
     name: str = ""
-
-
-def credential(authorization: str | None) -> str | None:
-    """The bearer token of an ``Authorization`` header, None when it carries none."""
-    parts = (authorization or "").strip().split(" ")
-    if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
-        return None
-    return parts[1]
 
 
 def _watch_param(query: Mapping[str, str]) -> bool:
@@ -116,19 +101,16 @@ def request_attributes(method: str, path: str, query: Mapping[str, str]) -> Requ
     return RequestAttributes(True, verb, path, group, version, namespace, resource, subresource, name)
 
 
-def forbidden(user: str, attributes: RequestAttributes) -> ApiError:
-    """RBAC's 403 for ``user`` (no rule allows it, so no reason is appended)."""
+def forbidden(user: str, attributes: RequestAttributes, reason: str = "") -> ApiError:
+    """The 403 for ``user``; ``reason`` is the authorizer's, appended after ``: `` when set."""
+    suffix = f": {reason}" if reason else ""
     if not attributes.resource_request:
         return forbidden_error("", "", "", f"User {go_quote(user)} cannot {attributes.verb} path "
-                                           f"{go_quote(attributes.path)}")
+                                           f"{go_quote(attributes.path)}{suffix}")
     resource = attributes.resource
     if attributes.subresource:
         resource = f"{resource}/{attributes.subresource}"
     text = (f"User {go_quote(user)} cannot {attributes.verb} resource {go_quote(resource)} in API group "
             f"{go_quote(attributes.group)}")
     text += f" in the namespace {go_quote(attributes.namespace)}" if attributes.namespace else " at the cluster scope"
-    return forbidden_error(attributes.resource, attributes.group, attributes.name, text)
-
-
-def anonymous_allowed(path: str) -> bool:
-    return path in PUBLIC_INFO_PATHS
+    return forbidden_error(attributes.resource, attributes.group, attributes.name, text + suffix)

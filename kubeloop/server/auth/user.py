@@ -1,0 +1,54 @@
+"""Who a request is from: upstream's ``user.Info`` (k8s.io/apiserver pkg/authentication/user)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+ANONYMOUS = "system:anonymous"
+UNAUTHENTICATED = "system:unauthenticated"
+AUTHENTICATED = "system:authenticated"
+MASTERS = "system:masters"
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    """An authenticated (or anonymous) user: name, uid, groups and extra attributes."""
+
+    username: str
+    groups: tuple[str, ...] = ()
+    uid: str = ""
+    extra: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def privileged(self) -> bool:
+        """In ``system:masters``: allowed everything, without asking the authorizer."""
+        return MASTERS in self.groups
+
+    def as_review(self) -> dict[str, Any]:
+        """The ``UserInfo`` of authentication.k8s.io (TokenReview, SelfSubjectReview), and of
+        an AdmissionReview: empty fields left out, as upstream's ``omitempty``."""
+        out: dict[str, Any] = {"username": self.username}
+        if self.uid:
+            out["uid"] = self.uid
+        if self.groups:
+            out["groups"] = list(self.groups)
+        if self.extra:
+            out["extra"] = {key: list(values) for key, values in self.extra.items()}
+        return out
+
+
+ANONYMOUS_USER = UserInfo(ANONYMOUS, (UNAUTHENTICATED,))
+ADMIN_USER = UserInfo("kubernetes-admin", (MASTERS, AUTHENTICATED))
+"""Who the kubeconfig written to the data directory authenticates as."""
+
+
+USER_KEY = web.RequestKey("user", UserInfo)
+"""Where the server's middleware leaves each request's :class:`UserInfo`."""
+
+
+def request_user(request: web.Request) -> UserInfo:
+    """Who sent ``request`` (set by the middleware before any handler runs)."""
+    return request[USER_KEY] if USER_KEY in request else ANONYMOUS_USER
