@@ -31,7 +31,7 @@ from kubeloop.server.admission.cloneset import cloneset_rules
 from kubeloop.server.auth.attributes import PUBLIC_INFO_PATHS, forbidden, request_attributes
 from kubeloop.server.auth.authenticator import Authenticator
 from kubeloop.server.auth.authorizer import PublicInfoOnly
-from kubeloop.server.auth.user import USER_KEY
+from kubeloop.server.auth.user import CURRENT_USER, USER_KEY
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
 from kubeloop.server.codec.serving import error_body
@@ -108,7 +108,11 @@ async def _api_middleware(request: web.Request, handler: Any) -> web.StreamRespo
             if not decision.allowed:
                 raise forbidden(user.username, attributes, decision.reason)
         request[USER_KEY] = user
-        response: web.StreamResponse = await handler(request)
+        reset = CURRENT_USER.set(user)
+        try:
+            response: web.StreamResponse = await handler(request)
+        finally:
+            CURRENT_USER.reset(reset)
         return response
     except ApiError as error:
         return error_response(error, request.headers.get("Accept"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,4 +52,11 @@ USER_KEY = web.RequestKey("user", UserInfo)
 
 def request_user(request: web.Request) -> UserInfo:
     """Who sent ``request`` (set by the middleware before any handler runs)."""
-    return request[USER_KEY] if USER_KEY in request else ANONYMOUS_USER
+    user = request.get(USER_KEY)
+    return user if isinstance(user, UserInfo) else ANONYMOUS_USER
+
+
+CURRENT_USER: ContextVar[UserInfo | None] = ContextVar("kubeloop_current_user", default=None)
+"""The user of the request being served, for code below the handlers (admission webhooks' and
+RBAC escalation checks' ``userInfo``) that is not handed the request. None outside a request
+(the server's own writes: bootstrap, the namespace finalizer)."""
