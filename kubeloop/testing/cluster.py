@@ -32,6 +32,7 @@ from kubeloop.kubelet import BackOff, BehaviourDefaults, Kubelet, KubeletConfig
 from kubeloop.runtime.manager import Manager, ManagerOptions
 from kubeloop.server.app import KubeServer, ServerConfig
 from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE
+from kubeloop.testing.identities import provision
 
 Obj = dict[str, Any]
 POLL_SECONDS = 0.05
@@ -78,6 +79,10 @@ class ClusterConfig:
     feature_gates: Mapping[str, bool] | None = None
     """Controller feature gates by upstream name (``{"CloneSetShortHash": True}``, ``AllAlpha``
     too); ``None`` keeps upstream's defaults. Unknown names make ``start`` raise ValueError."""
+    component_identities: bool = False
+    """The controllers and the kubelet talk as service accounts of their own, bound to the rules
+    they declare (:mod:`kubeloop.testing.identities`); False gives them the administrator's
+    credentials."""
 
 
 class EmbeddedCluster:
@@ -89,6 +94,7 @@ class EmbeddedCluster:
                                               memory=config.memory, watch_cache_size=config.watch_cache_size,
                                               ready_check=self.ready))
         self._client: ApiClient | None = None
+        self._controllers_client: ApiClient | None = None
         self._kubelet_client: ApiClient | None = None
         self._manager: Manager | None = None
         self.kubelet: Kubelet | None = None
@@ -100,15 +106,22 @@ class EmbeddedCluster:
         try:
             kubeconfig = load_kubeconfig(str(self.server.kubeconfig_path))
             self._client = ApiClient(kubeconfig)
-            self._manager = Manager(self._client, ManagerOptions(name=self.config.manager_name,
-                                                                 health_port=self.config.health_port))
+            names = all_controllers() if self.config.controllers is None else tuple(self.config.controllers)
+            options = ManagerOptions(name=self.config.manager_name, health_port=self.config.health_port)
+            controllers_config, kubelet_config = kubeconfig, kubeconfig
+            if self.config.component_identities:
+                controllers_config, provisioned = await provision(
+                    self._client, names, kubelet=self.config.kubelet is not None,
+                    lease_namespace=options.lease_namespace)
+                kubelet_config = provisioned or kubeconfig
+            self._controllers_client = ApiClient(controllers_config)
+            self._manager = Manager(self._controllers_client, options)
             if self.config.kubelet is not None:
                 # The kubelet writes through a client of its own, as it would from its own
                 # process: its requests do not eat into the controllers' rate limit.
-                self._kubelet_client = ApiClient(kubeconfig)
+                self._kubelet_client = ApiClient(kubelet_config)
                 self.kubelet = Kubelet(self._kubelet_client, self.config.kubelet)
                 await self.kubelet.setup(self._manager)
-            names = all_controllers() if self.config.controllers is None else tuple(self.config.controllers)
             await add_controllers(self._manager, names, feature_gates=self.config.feature_gates)
             await self._manager.start()
         except BaseException:
@@ -124,10 +137,10 @@ class EmbeddedCluster:
             # those the factory started: stop every informer so that no watch outlives the cluster.
             for informer in manager.factory.informers():
                 await informer.stop()
-        for client in (self._client, self._kubelet_client):
+        for client in (self._client, self._controllers_client, self._kubelet_client):
             if client is not None:
                 await client.aclose()
-        self._client = self._kubelet_client = None
+        self._client = self._controllers_client = self._kubelet_client = None
         await self.server.stop()
 
     async def __aenter__(self) -> EmbeddedCluster:
@@ -140,7 +153,7 @@ class EmbeddedCluster:
     # -- access ---------------------------------------------------------------------------
     @property
     def client(self) -> ApiClient:
-        """A kubeloop client for the cluster (the one the kubelet and controllers use)."""
+        """A kubeloop client for the cluster, as its administrator (``system:masters``)."""
         if self._client is None:
             raise RuntimeError("the cluster is not running")
         return self._client
