@@ -21,7 +21,7 @@ from kubeloop.server.handlers.delete import handle_delete, handle_delete_collect
 from kubeloop.server.handlers.patch import handle_patch
 from kubeloop.server.handlers.read import get_object, handle_get, handle_list, output_for
 from kubeloop.server.handlers.scale import scale_of
-from kubeloop.server.handlers.subresources import NO_CONTAINERS, evict, no_containers_error
+from kubeloop.server.handlers.subresources import NO_CONTAINERS, evict, no_containers_error, pod_log
 from kubeloop.server.handlers.virtual import component_status_get, component_status_list, handle_virtual_create
 from kubeloop.server.handlers.write import handle_create, handle_update
 from kubeloop.server.registry import ResourceInfo
@@ -127,6 +127,8 @@ async def _other_subresource(state: ServerState, request: web.Request, target: T
         raise _method_not_allowed()
     if sub.name in NO_CONTAINERS:
         raise no_containers_error(info, target, sub.name)
+    if sub.name == "log" and info.group == "" and info.resource == "pods":
+        return await pod_log(state, request, target)
     if sub.name == "eviction":
         return await evict(state, request, target)
     if method == "GET":

@@ -100,8 +100,8 @@ def test_eviction_deletes_and_streaming_subresources_say_why_not(cluster: Cluste
     assert (status, answer["status"]) == (201, "Success")
     assert get_json(cluster, "/api/v1/namespaces/default/pods/e")[0] == 404
     assert post(cluster, "/api/v1/namespaces/default/pods", pod("l"))[0] == 201
-    status, _, refused = get_json(cluster, "/api/v1/namespaces/default/pods/l/log")
+    status, _, refused = get_json(cluster, "/api/v1/namespaces/default/pods/l/exec")
     assert (status, refused["reason"]) == (400, "BadRequest")
-    assert refused["message"] == ("pods/log is not available for pod 'l': "
+    assert refused["message"] == ("pods/exec is not available for pod 'l': "
                                   "kubeloop's simulated kubelet runs no containers")
     assert get_json(cluster, "/api/v1/namespaces/default/pods/l/ephemeralcontainers")[2]["metadata"]["name"] == "l"
