@@ -19,7 +19,7 @@ import logging
 import signal
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -85,14 +85,33 @@ def stop_on_signals() -> Iterator[asyncio.Event]:
             loop.remove_signal_handler(signum)
 
 
-def load_client_config(kubeconfig: Path) -> ClientConfig:
-    """The client settings of a kubeconfig file; a usage error (no stack trace) if unusable."""
-    from kubeloop.client import ConfigError, load_kubeconfig
+KUBECONFIG_HELP = ("Kubeconfig of the cluster (default: $KUBECONFIG, then ~/.kube/config, then the "
+                   "in-cluster service account; `kubeloop up` writes DATA_DIR/kubeconfig).")
+
+
+def kubeconfig_option(function: Any) -> Any:
+    """``--kubeconfig``, optional, for every command that talks to a cluster."""
+    return click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+                        help=KUBECONFIG_HELP)(function)
+
+
+def load_client_config(kubeconfig: Path | None) -> ClientConfig:
+    """The client settings of ``kubeconfig``, or, without one, of wherever a controller looks
+    (:func:`kubeloop.client.load_config`); a usage error (no stack trace) if unusable."""
+    from kubeloop.client import ConfigError, load_config, load_kubeconfig
 
     try:
-        return load_kubeconfig(str(kubeconfig))
+        return load_kubeconfig(str(kubeconfig)) if kubeconfig is not None else load_config()
     except ConfigError as exc:
-        raise click.ClickException(f"{kubeconfig}: {exc}") from None
+        where = kubeconfig if kubeconfig is not None else "no kubeconfig given"
+        raise click.ClickException(f"{where}: {exc} (pass --kubeconfig)") from None
+
+
+def controllers_help() -> str:
+    """The ``--controllers`` help, naming every controller."""
+    from kubeloop.controllers import CONTROLLERS
+
+    return f"Comma-separated controller names ({', '.join(CONTROLLERS)}); all of them when omitted."
 
 
 async def start_manager(manager: Manager) -> None:
@@ -103,7 +122,7 @@ async def start_manager(manager: Manager) -> None:
         raise click.ClickException(f"{exc} (is the API server reachable?)") from None
 
 
-async def _run(kubeconfig: Path, names: Sequence[str], leader_elect: bool, health_port: int | None,
+async def _run(kubeconfig: Path | None, names: Sequence[str], leader_elect: bool, health_port: int | None,
                feature_gates: Mapping[str, bool]) -> None:
     from kubeloop.client import ApiClient
     from kubeloop.controllers import add_controllers
@@ -126,15 +145,13 @@ async def _run(kubeconfig: Path, names: Sequence[str], leader_elect: bool, healt
 
 
 @click.command()
-@click.option("--kubeconfig", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Kubeconfig of the cluster to control (e.g. DATA_DIR/kubeconfig of `kubeloop server`).")
-@click.option("--controllers", "controllers_text", default=None, metavar="LIST",
-              help="Comma-separated controller names; all of them when omitted.")
+@kubeconfig_option
+@click.option("--controllers", "controllers_text", default=None, metavar="LIST", help=controllers_help())
 @click.option("--leader-elect", is_flag=True, help="Run only while holding the kube-system leader Lease.")
 @click.option("--health-port", type=click.IntRange(0, 65535), default=None,
               help="Serve /healthz, /readyz (caches synced) and /metrics on this port.")
 @click.option("--feature-gates", "feature_gates_text", default=None, metavar="NAME=BOOL,...", help=FEATURE_GATES_HELP)
-def controllers(kubeconfig: Path, controllers_text: str | None, leader_elect: bool, health_port: int | None,
+def controllers(kubeconfig: Path | None, controllers_text: str | None, leader_elect: bool, health_port: int | None,
                 feature_gates_text: str | None) -> None:
     """Run kubeloop's controllers (ReplicaSet, Deployment, garbage collector, ...) until interrupted."""
     names = controller_names(controllers_text)

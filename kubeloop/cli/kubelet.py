@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kubeloop.cli.controllers import LOG_FORMAT, load_client_config, start_manager, stop_on_signals
+from kubeloop.cli.controllers import (
+    LOG_FORMAT,
+    kubeconfig_option,
+    load_client_config,
+    start_manager,
+    stop_on_signals,
+)
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 
 if TYPE_CHECKING:
@@ -57,7 +63,7 @@ def kubelet_config(nodes: int, pod_start_delay: float, pod_ready_delay: float,
     return KubeletConfig(nodes=nodes, defaults=defaults)
 
 
-async def _run(kubeconfig: Path, config: KubeletConfig, health_port: int | None) -> None:
+async def _run(kubeconfig: Path | None, config: KubeletConfig, health_port: int | None) -> None:
     from kubeloop.client import ApiClient
     from kubeloop.kubelet import Kubelet
     from kubeloop.runtime.manager import Manager, ManagerOptions
@@ -77,12 +83,11 @@ async def _run(kubeconfig: Path, config: KubeletConfig, health_port: int | None)
 
 
 @click.command()
-@click.option("--kubeconfig", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Kubeconfig of the API server (e.g. DATA_DIR/kubeconfig of `kubeloop server`).")
+@kubeconfig_option
 @kubelet_options
 @click.option("--health-port", type=click.IntRange(0, 65535), default=None,
               help="Serve /healthz, /readyz (caches synced) and /metrics on this port.")
-def kubelet(kubeconfig: Path, nodes: int, pod_start_delay: float, pod_ready_delay: float,
+def kubelet(kubeconfig: Path | None, nodes: int, pod_start_delay: float, pod_ready_delay: float,
             pod_termination_delay: float, health_port: int | None) -> None:
     """Run the simulated kubelet (scheduler and nodes) until interrupted."""
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)

@@ -8,6 +8,7 @@ from kubeloop._version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="kubeloop", message="%(prog)s %(version)s")
 def cli() -> None:
     """kubeloop: Kubernetes controllers in Python, with an embedded cluster."""
 

@@ -18,16 +18,19 @@ import asyncio
 import logging
 import os
 import shlex
-from collections.abc import Awaitable, Callable, Mapping
+import socket
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
+import yaml
 
 from kubeloop.cli.controllers import (
     FEATURE_GATES_HELP,
     LOG_FORMAT,
     controller_names,
+    controllers_help,
     describe_feature_gates,
     feature_gate_settings,
     stop_on_signals,
@@ -44,7 +47,7 @@ READY_TIMEOUT = 120.0
 
 async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, pod_start_delay: float,
               pod_ready_delay: float, pod_termination_delay: float, names: tuple[str, ...],
-              health_port: int | None, dashboard_port: int | None, apply: tuple[Path, ...] = (),
+              health_port: int | None, dashboard_port: int | None, apply: Manifests = (),
               feature_gates: Mapping[str, bool] | None = None) -> None:
     from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster
 
@@ -98,7 +101,7 @@ async def _start_dashboard(cluster: EmbeddedCluster, host: str, port: int) -> Ca
 
 
 async def _announce_ready_then_wait(cluster: EmbeddedCluster, stop: asyncio.Event,
-                                    apply: tuple[Path, ...] = ()) -> None:
+                                    apply: Manifests = ()) -> None:
     """Say "ready" once the caches have synced, apply the manifests, then wait for ``stop``."""
     waiting = asyncio.ensure_future(cluster.wait_ready(timeout=READY_TIMEOUT))
     stopping = asyncio.ensure_future(stop.wait())
@@ -118,27 +121,61 @@ async def _announce_ready_then_wait(cluster: EmbeddedCluster, stop: asyncio.Even
             task.cancel()
 
 
-async def _apply(cluster: EmbeddedCluster, paths: tuple[Path, ...]) -> None:
-    from kubeloop.cli.manifests import apply_manifest, load_manifests
+Manifests = Sequence[tuple[Path, list[dict[str, Any]]]]
+"""The ``--apply`` files, read before anything starts: (path, its documents)."""
 
+
+def read_manifests(paths: tuple[Path, ...]) -> Manifests:
+    """Every ``--apply`` file's documents; a usage error naming the file (and the YAML line)
+    before the cluster starts."""
+    from kubeloop.cli.manifests import load_manifests
+
+    read: list[tuple[Path, list[dict[str, Any]]]] = []
     for path in paths:
         try:
-            for manifest in load_manifests(path):
+            read.append((path, load_manifests(path)))
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            raise click.BadParameter(f"{path}: {exc}", param_hint="--apply") from None
+    return read
+
+
+def default_data_dir() -> Path:
+    """Where ``up`` keeps its state without ``--data-dir``: the user's state directory."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "kubeloop"
+
+
+def check_port_free(host: str, port: int, what: str) -> None:
+    """A usage error, before anything prints, when ``host:port`` cannot be bound."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise click.ClickException(f"cannot serve {what} on {host}:{port}: {reason.lower()}") from None
+
+
+async def _apply(cluster: EmbeddedCluster, manifests: Manifests) -> None:
+    from kubeloop.cli.manifests import apply_manifest
+
+    for path, documents in manifests:
+        try:
+            for manifest in documents:
                 click.echo(await apply_manifest(cluster.client, manifest))
-        except Exception as exc:  # a bad manifest is reported, the cluster keeps running
+        except Exception as exc:  # a manifest the server refuses is reported, the cluster keeps running
             click.echo(f"error: cannot apply {path}: {exc}", err=True)
 
 
 @click.command()
-@click.option("--data-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory for the database, credentials and the kubeconfig.")
+@click.option("--data-dir", default=None, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the database, credentials and the kubeconfig "
+                   "(default: $XDG_STATE_HOME/kubeloop, or ~/.local/state/kubeloop).")
 @click.option("--port", default=6443, show_default=True, type=click.IntRange(0, 65535),
               help="TCP port of the API server (0 picks a free one).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address the API server binds.")
 @click.option("--memory", is_flag=True, help="Keep objects in memory only (nothing survives a restart).")
 @kubelet_options
-@click.option("--controllers", "controllers_text", default=None, metavar="LIST",
-              help="Comma-separated controller names; all of them when omitted.")
+@click.option("--controllers", "controllers_text", default=None, metavar="LIST", help=controllers_help())
 @click.option("--health-port", type=click.IntRange(0, 65535), default=None,
               help="Serve the controllers' /healthz, /readyz (caches synced) and /metrics on this port.")
 @click.option("--dashboard-port", type=click.IntRange(0, 65535), default=0, show_default=True,
@@ -147,14 +184,18 @@ async def _apply(cluster: EmbeddedCluster, paths: tuple[Path, ...]) -> None:
 @click.option("--apply", "apply", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Create (or update) the objects of this YAML file once ready; repeatable.")
 @click.option("--feature-gates", "feature_gates_text", default=None, metavar="NAME=BOOL,...", help=FEATURE_GATES_HELP)
-def up(data_dir: Path, port: int, host: str, memory: bool, nodes: int, pod_start_delay: float,
+def up(data_dir: Path | None, port: int, host: str, memory: bool, nodes: int, pod_start_delay: float,
        pod_ready_delay: float, pod_termination_delay: float, controllers_text: str | None,
        health_port: int | None, dashboard_port: int, no_dashboard: bool, apply: tuple[Path, ...],
        feature_gates_text: str | None) -> None:
     """Run the API server, the simulated kubelet and the controllers in one process."""
     names = controller_names(controllers_text)
     gates = feature_gate_settings(feature_gates_text)
+    manifests = read_manifests(apply)
+    if not no_dashboard and dashboard_port:
+        check_port_free(host, dashboard_port, "the dashboard")
+    data_dir = data_dir if data_dir is not None else default_data_dir()
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     use_cache_friendly_gc()
     asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
-                    names, health_port, None if no_dashboard else dashboard_port, apply, gates))
+                    names, health_port, None if no_dashboard else dashboard_port, manifests, gates))
