@@ -22,6 +22,7 @@ from kubeloop.server.handlers.patch import handle_patch
 from kubeloop.server.handlers.read import get_object, handle_get, handle_list, output_for
 from kubeloop.server.handlers.scale import scale_of
 from kubeloop.server.handlers.subresources import NO_CONTAINERS, evict, no_containers_error
+from kubeloop.server.handlers.token_request import handle_token_request
 from kubeloop.server.handlers.virtual import component_status_get, component_status_list, handle_virtual_create
 from kubeloop.server.handlers.write import handle_create, handle_update
 from kubeloop.server.registry import ResourceInfo
@@ -129,6 +130,8 @@ async def _other_subresource(state: ServerState, request: web.Request, target: T
         raise no_containers_error(info, target, sub.name)
     if sub.name == "eviction":
         return await evict(state, request, target)
+    if sub.name == "token" and info.resource == "serviceaccounts":
+        return await handle_token_request(state, request, target)
     if method == "GET":
         return await handle_get(state, request, Target(info, target.namespace, target.name, None))
     if method == "PUT":
