@@ -134,6 +134,19 @@ def test_kubernetes_client_authenticates_with_the_client_certificate(server: Ser
         api.close()
 
 
+def test_kubeloop_client_authenticates_with_the_client_certificate(server: ServerThread) -> None:
+    from kubeloop.client import ApiClient, load_kubeconfig
+
+    async def whoami() -> dict[str, Any]:
+        async with ApiClient(load_kubeconfig(server.server.kubeconfig_path)) as api:
+            answer: dict[str, Any] = await api.create(
+                "selfsubjectreviews.authentication.k8s.io",
+                {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+            return answer
+
+    assert asyncio.run(whoami())["status"]["userInfo"]["username"] == "kubernetes-admin"
+
+
 def _cert_context(server: ServerThread, directory: Path) -> ssl.SSLContext:
     user = yaml.safe_load(server.server.kubeconfig_path.read_text())["users"][0]["user"]
     cert, key = directory / "client.crt", directory / "client.key"
