@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -72,5 +73,5 @@ class ServiceAccountTokens:
         claims = new_claims(namespace, service_account, audiences or self.api_audiences, expiration_seconds,
                             int(self._clock()), self._new_jti(), pod, secret, node)
         if claims.issuer != self.issuer:
-            claims = Claims(**{**claims.__dict__, "issuer": self.issuer})
+            claims = replace(claims, issuer=self.issuer)
         return sign(self._key, claims), claims

@@ -33,7 +33,7 @@ from kubeloop.server.auth.authorizer import Decision
 from kubeloop.server.auth.service_accounts import ServiceAccountTokens
 from kubeloop.server.auth.serviceaccount_tokens import ISSUER, Ref
 from kubeloop.server.auth.user import ANONYMOUS, UserInfo
-from kubeloop.server.certs import load_service_account_key
+from kubeloop.server.certs import ensure_credentials, issue_client_certificate, load_service_account_key
 from kubeloop.server.codec import protobuf
 from kubeloop.server.storage import ResourceType
 
@@ -172,6 +172,24 @@ def test_client_certificate_reaches_the_authenticator_over_both_protocols(server
     version, answer = asyncio.run(whoami())
     assert version == ("HTTP/2" if http2 else "HTTP/1.1")
     assert answer["status"]["userInfo"]["username"] == "kubernetes-admin"
+
+
+def test_a_certificate_of_another_ca_fails_the_handshake(server: ServerThread, tmp_path: Path) -> None:
+    # Python's ssl verifies client certificates in the handshake (Go's server answers 401 later):
+    # see docs/decisions.md, "Authentication".
+    other = ensure_credentials(tmp_path / "other", "127.0.0.1")
+    cert, key = issue_client_certificate(other, "mallory", ("system:masters",))
+    (tmp_path / "c.crt").write_bytes(cert)
+    (tmp_path / "c.key").write_bytes(key)
+    context = ssl.create_default_context(cafile=server.ca_file)
+    context.load_cert_chain(tmp_path / "c.crt", tmp_path / "c.key")
+
+    async def get() -> int:
+        async with httpx.AsyncClient(verify=context, base_url=server.url, timeout=30) as session:
+            return (await session.get("/api/v1/namespaces")).status_code
+
+    with pytest.raises((httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError)):
+        asyncio.run(get())
 
 
 def test_kubectl_1_33_token_with_audience_and_duration(server: ServerThread) -> None:
