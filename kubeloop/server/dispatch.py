@@ -15,6 +15,7 @@ from aiohttp import web
 
 from kubeloop.api.status import ApiError, method_not_allowed_error, not_acceptable_error
 from kubeloop.server import aggregated_discovery, discovery
+from kubeloop.server.handlers import token_request
 from kubeloop.server.handlers.binding import handle_binding
 from kubeloop.server.handlers.common import json_response
 from kubeloop.server.handlers.delete import handle_delete, handle_delete_collection
@@ -22,7 +23,6 @@ from kubeloop.server.handlers.patch import handle_patch
 from kubeloop.server.handlers.read import get_object, handle_get, handle_list, output_for
 from kubeloop.server.handlers.scale import scale_of
 from kubeloop.server.handlers.subresources import NO_CONTAINERS, evict, no_containers_error
-from kubeloop.server.handlers.token_request import handle_token_request
 from kubeloop.server.handlers.virtual import component_status_get, component_status_list, handle_virtual_create
 from kubeloop.server.handlers.write import handle_create, handle_update
 from kubeloop.server.registry import ResourceInfo
@@ -131,7 +131,7 @@ async def _other_subresource(state: ServerState, request: web.Request, target: T
     if sub.name == "eviction":
         return await evict(state, request, target)
     if sub.name == "token" and info.resource == "serviceaccounts":
-        return await handle_token_request(state, request, target)
+        return await token_request.handle_token_request(state, request, target)
     if method == "GET":
         return await handle_get(state, request, Target(info, target.namespace, target.name, None))
     if method == "PUT":
