@@ -1,4 +1,5 @@
-"""The service-account token core: what a token carries, and every way upstream refuses one."""
+"""The service-account token core: what a token carries, and every way upstream refuses one;
+the signing key on disk; the user a client certificate names."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import datetime
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -17,6 +20,8 @@ from kubeloop.server.auth import serviceaccount_tokens as sat
 from kubeloop.server.auth.authenticator import Authenticator
 from kubeloop.server.auth.serviceaccount_tokens import Claims, Ref, TokenError, TokenValidator, new_claims, sign
 from kubeloop.server.auth.user import ADMIN_USER
+from kubeloop.server.auth.x509_users import certificate_user
+from kubeloop.server.certs import ensure_credentials, ensure_service_account_key, issue_client_certificate
 
 NOW = 1_800_000_000
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -224,3 +229,20 @@ def test_the_admin_token_is_audience_agnostic() -> None:
     assert authenticator.review("admin-token").audiences == API
     assert authenticator.review("admin-token", ["x"]).user is None
     assert authenticator.review("admin-token", ["x", API[0]]).audiences == API
+
+
+def test_the_signing_key_is_private_and_kept_across_restarts(tmp_path: Path) -> None:
+    first = ensure_service_account_key(tmp_path)
+    assert (tmp_path / "sa.key").stat().st_mode & 0o777 == 0o600
+    assert sat.key_id(ensure_service_account_key(tmp_path).public_key()) == sat.key_id(first.public_key())
+
+
+def test_a_client_certificate_names_its_user_and_groups(tmp_path: Path) -> None:
+    credentials = ensure_credentials(tmp_path, "127.0.0.1")
+    pem, _ = issue_client_certificate(credentials, "jane", ("dev", "ops"))
+    der = x509.load_pem_x509_certificate(pem).public_bytes(serialization.Encoding.DER)
+    user = certificate_user(der)
+    assert user is not None
+    assert (user.username, user.groups) == ("jane", ("dev", "ops", "system:authenticated"))
+    credential = f"X509SHA256={hashlib.sha256(der).hexdigest()}"
+    assert user.extra == {"authentication.kubernetes.io/credential-id": [credential]}
