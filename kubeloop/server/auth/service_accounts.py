@@ -68,10 +68,11 @@ class ServiceAccountTokens:
         self.validator = TokenValidator([key.public_key()], StoredObjects(storage), clock, issuer, api_audiences)
 
     def issue(self, namespace: str, service_account: Ref, audiences: Sequence[str], expiration_seconds: int,
-              pod: Ref | None = None, secret: Ref | None = None, node: Ref | None = None) -> tuple[str, Claims]:
+              pod: Ref | None = None, secret: Ref | None = None, node: Ref | None = None,
+              warn_after_seconds: int = 0) -> tuple[str, Claims]:
         """A signed token and its claims, issued now."""
         claims = new_claims(namespace, service_account, audiences or self.api_audiences, expiration_seconds,
-                            int(self._clock()), self._new_jti(), pod, secret, node)
+                            int(self._clock()), self._new_jti(), pod, secret, node, warn_after_seconds)
         if claims.issuer != self.issuer:
             claims = replace(claims, issuer=self.issuer)
         return sign(self._key, claims), claims

@@ -13,7 +13,8 @@ What a token looks like (the facts carry over from upstream):
   PKIX DER encoding;
 * payload (keys sorted, as Go's JSON of a map): ``aud`` (always a list), ``exp``, ``iat``,
   ``iss``, ``jti``, ``kubernetes.io`` {``namespace``, ``serviceaccount`` {name, uid}, and
-  ``pod`` / ``secret`` / ``node`` {name, uid} when bound}, ``nbf``, ``sub``
+  ``pod`` / ``secret`` / ``node`` {name, uid} when bound, ``warnafter`` for kubelet's
+  extended pod tokens}, ``nbf``, ``sub``
   ``system:serviceaccount:NS:NAME``.
 
 How a token is checked, in upstream's order (the first failure is the error text a TokenReview
@@ -101,6 +102,8 @@ class Claims:
     secret: Ref | None = None
     node: Ref | None = None
     issuer: str = ISSUER
+    warn_after: int | None = None
+    """``kubernetes.io.warnafter``: when a pod-bound token given an extended life should have expired."""
 
     @property
     def subject(self) -> str:
@@ -108,12 +111,13 @@ class Claims:
 
 
 def new_claims(namespace: str, service_account: Ref, audiences: Sequence[str], expiration_seconds: int, now: int,
-               jti: str, pod: Ref | None = None, secret: Ref | None = None, node: Ref | None = None) -> Claims:
+               jti: str, pod: Ref | None = None, secret: Ref | None = None, node: Ref | None = None,
+               warn_after_seconds: int = 0) -> Claims:
     """A token's claims as upstream's ``Claims`` makes them: iat = nbf = now, exp = now + expiration."""
     if secret is not None and (pod is not None or node is not None):
         raise ValueError("internal error, token can only be bound to one object type")
     return Claims(namespace, service_account, tuple(audiences), now, now, now + expiration_seconds, jti,
-                  pod, secret, node)
+                  pod, secret, node, ISSUER, now + warn_after_seconds if warn_after_seconds else None)
 
 
 def _b64(data: bytes) -> str:
@@ -153,6 +157,8 @@ def payload(claims: Claims) -> Obj:
         if ref is not None:
             private[name] = _ref_json(ref)
     private["serviceaccount"] = _ref_json(claims.service_account)
+    if claims.warn_after is not None:
+        private["warnafter"] = claims.warn_after
     out: Obj = {"aud": list(claims.audiences), "exp": claims.expiry, "iat": claims.issued_at, "iss": claims.issuer}
     if claims.jti:
         out["jti"] = claims.jti

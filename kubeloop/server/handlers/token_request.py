@@ -12,11 +12,11 @@ on) and no ``--service-account-max-token-expiration``:
 * ``spec.boundObjectRef`` may name a Pod (running as this ServiceAccount; its node goes into
   the token too), a Secret or a Node (404 when missing); any other kind is 400, a ``uid`` that
   is not the object's is 409;
+* a pod-bound token for the API audiences asking for exactly 3607 s (kubelet's projected
+  token) lives a year, with ``warnafter`` at the 3607 s (``--service-account-extend-token-expiration``,
+  on by default), while ``status.expirationTimestamp`` still says 3607 s;
 * the answer (201) is the request with the defaults, ``creationTimestamp`` and
   ``status.token`` / ``status.expirationTimestamp``; nothing is stored.
-
-Not done: upstream's one-year extension of pod-bound tokens asking for exactly 3607 s (kubelet's
-``warnafter`` transition).
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ GROUP = "authentication.k8s.io"
 DEFAULT_EXPIRATION_SECONDS = 3600
 MIN_EXPIRATION_SECONDS = 600
 MAX_EXPIRATION_SECONDS = 1 << 32
+WARN_ONLY_EXPIRATION_SECONDS = 3600 + 7
+"""Upstream's ``WarnOnlyBoundTokenExpirationSeconds``: what kubelet asks for projected tokens."""
+EXTENDED_EXPIRATION_SECONDS = 365 * 24 * 3600
+"""Upstream's ``ExpirationExtensionSeconds``."""
 
 _BOUND = {"Pod": ResourceType("", "pods"), "Secret": ResourceType("", "secrets"), "Node": ResourceType("", "nodes")}
 
@@ -169,9 +173,12 @@ async def handle_token_request(state: ServerState, request: web.Request, target:
     bound = spec.get("boundObjectRef")
     if isinstance(bound, dict):
         pod, secret, node = _bound(state, namespace, name, bound)
-    token, claims = tokens.issue(namespace, _ref(account), [str(a) for a in spec["audiences"]], seconds,
-                                 pod, secret, node)
+    audiences = [str(a) for a in spec["audiences"]]
+    lifetime, warn_after = seconds, 0
+    if pod is not None and seconds == WARN_ONLY_EXPIRATION_SECONDS and set(audiences) <= set(tokens.api_audiences):
+        lifetime, warn_after = EXTENDED_EXPIRATION_SECONDS, seconds
+    token, claims = tokens.issue(namespace, _ref(account), audiences, lifetime, pod, secret, node, warn_after)
     obj["apiVersion"], obj["kind"] = API_VERSION, KIND
-    expires = datetime.datetime.fromtimestamp(claims.expiry, datetime.UTC)
+    expires = datetime.datetime.fromtimestamp(claims.issued_at + seconds, datetime.UTC)
     obj["status"] = {"token": token, "expirationTimestamp": format_time(expires)}
     return output.answer(obj, 201)

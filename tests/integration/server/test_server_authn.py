@@ -306,3 +306,23 @@ def test_a_protobuf_token_request_gets_a_protobuf_token(server: ServerThread) ->
     token = decoded["status"]["token"]
     assert _claims(token)["exp"] - _claims(token)["iat"] == 1200
     assert _review(server, token)["authenticated"] is True
+
+
+@pytest.mark.parametrize(("audiences", "extended"), [([], True), (["x"], False)])
+def test_kubelets_pod_tokens_live_a_year_with_warnafter(server: ServerThread, audiences: list[str],
+                                                        extended: bool) -> None:
+    name = f"projected-{len(audiences)}"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    assert _post(server, "/api/v1/namespaces/default/pods", pod)[0] == 201
+    status, answer = _post(server, TOKEN_PATH, {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+        "spec": {"audiences": audiences, "expirationSeconds": 3607,
+                 "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": name}}})
+    assert status == 201, answer
+    claims = _claims(answer["status"]["token"])
+    lifetime = 365 * 24 * 3600 if extended else 3607
+    assert claims["exp"] - claims["iat"] == lifetime
+    assert claims["kubernetes.io"].get("warnafter") == (claims["iat"] + 3607 if extended else None)
+    stamp = answer["status"]["expirationTimestamp"]
+    assert stamp == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(claims["iat"] + 3607))
