@@ -46,9 +46,13 @@ async def _serve(config: ServerConfig) -> None:
 @click.option("--memory", is_flag=True, help="Keep objects in memory only (nothing survives a restart).")
 @click.option("--watch-cache-size", default=DEFAULT_WATCH_CACHE_SIZE, show_default=True, type=click.IntRange(1),
               help="Changes kept per resource type for watches; older resourceVersions get 410 Gone.")
-def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size: int) -> None:
+@click.option("--client-cert", is_flag=True,
+              help="Write a kubeconfig with an admin client certificate (CN kubernetes-admin, O system:masters) "
+                   "instead of the bearer token, as kind does.")
+def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size: int, client_cert: bool) -> None:
     """Run the embedded API server (HTTPS, bearer token; writes DATA_DIR/kubeconfig)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = ServerConfig(data_dir=data_dir, host=host, port=port, memory=memory, watch_cache_size=watch_cache_size)
+    config = ServerConfig(data_dir=data_dir, host=host, port=port, memory=memory, watch_cache_size=watch_cache_size,
+                          client_cert=client_cert)
     use_cache_friendly_gc()
     asyncio.run(_serve(config))

@@ -48,13 +48,13 @@ READY_TIMEOUT = 120.0
 async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, pod_start_delay: float,
               pod_ready_delay: float, pod_termination_delay: float, names: tuple[str, ...],
               health_port: int | None, dashboard_port: int | None, apply: Manifests = (),
-              feature_gates: Mapping[str, bool] | None = None) -> None:
+              feature_gates: Mapping[str, bool] | None = None, client_cert: bool = False) -> None:
     from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster
 
     kubelet = kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay)
     cluster = EmbeddedCluster(ClusterConfig(data_dir=data_dir, host=host, port=port, memory=memory, kubelet=kubelet,
                                             controllers=names, health_port=health_port,
-                                            feature_gates=feature_gates or None))
+                                            feature_gates=feature_gates or None, client_cert=client_cert))
     with stop_on_signals() as stop:
         stop_dashboard: Callable[[], Awaitable[None]] | None = None
         try:
@@ -184,10 +184,13 @@ async def _apply(cluster: EmbeddedCluster, manifests: Manifests) -> None:
 @click.option("--apply", "apply", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Create (or update) the objects of this YAML file once ready; repeatable.")
 @click.option("--feature-gates", "feature_gates_text", default=None, metavar="NAME=BOOL,...", help=FEATURE_GATES_HELP)
+@click.option("--client-cert", is_flag=True,
+              help="Write a kubeconfig with an admin client certificate (CN kubernetes-admin, O system:masters) "
+                   "instead of the bearer token, as kind does.")
 def up(data_dir: Path | None, port: int, host: str, memory: bool, nodes: int, pod_start_delay: float,
        pod_ready_delay: float, pod_termination_delay: float, controllers_text: str | None,
        health_port: int | None, dashboard_port: int, no_dashboard: bool, apply: tuple[Path, ...],
-       feature_gates_text: str | None) -> None:
+       feature_gates_text: str | None, client_cert: bool) -> None:
     """Run the API server, the simulated kubelet and the controllers in one process."""
     names = controller_names(controllers_text)
     gates = feature_gate_settings(feature_gates_text)
@@ -198,4 +201,5 @@ def up(data_dir: Path | None, port: int, host: str, memory: bool, nodes: int, po
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     use_cache_friendly_gc()
     asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
-                    names, health_port, None if no_dashboard else dashboard_port, manifests, gates))
+                    names, health_port, None if no_dashboard else dashboard_port, manifests, gates,
+                    client_cert=client_cert))

@@ -31,9 +31,17 @@ from kubeloop.server.admission.cloneset import cloneset_rules
 from kubeloop.server.auth.attributes import PUBLIC_INFO_PATHS, forbidden, request_attributes
 from kubeloop.server.auth.authenticator import Authenticator
 from kubeloop.server.auth.authorizer import PublicInfoOnly
+from kubeloop.server.auth.service_accounts import ServiceAccountTokens
 from kubeloop.server.auth.user import CURRENT_USER, USER_KEY
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
-from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
+from kubeloop.server.certs import (
+    KUBECONFIG_FILE,
+    Credentials,
+    ensure_credentials,
+    load_service_account_key,
+    server_url,
+    write_kubeconfig,
+)
 from kubeloop.server.codec.serving import error_body
 from kubeloop.server.compression import compress_response
 from kubeloop.server.crds import BUILTIN_CRDS
@@ -79,6 +87,8 @@ class ServerConfig:
     ready_check: Callable[[], bool] | None = None
     """Extra readiness: ``/readyz`` answers 500 while it returns False (``kubeloop up`` passes
     "every controller's caches have synced"; the server itself knows nothing of controllers)."""
+    client_cert: bool = False
+    """The kubeconfig written to ``data_dir`` carries an admin client certificate, not the token."""
 
 
 def error_response(error: ApiError, accept: str | None = None) -> web.Response:
@@ -88,10 +98,15 @@ def error_response(error: ApiError, accept: str | None = None) -> web.Response:
     return web.Response(body=body, status=error.code, content_type=content_type, headers=error.headers or None)
 
 
-def _peer_certificate(request: web.Request) -> object:
-    """The client's verified TLS certificate, if it sent one."""
+def _peer_certificate(request: web.Request) -> bytes | None:
+    """The DER bytes of the client's TLS certificate, if it sent one: the handshake verified it
+    against the cluster CA (``CERT_OPTIONAL``). The same for HTTP/1.1 and HTTP/2, whose
+    requests both carry the connection's TLS transport."""
     transport = request.transport
-    return None if transport is None else transport.get_extra_info("peercert")
+    ssl_object = None if transport is None else transport.get_extra_info("ssl_object")
+    if not isinstance(ssl_object, ssl.SSLObject):
+        return None
+    return ssl_object.getpeercert(binary_form=True)
 
 
 @web.middleware
@@ -199,7 +214,8 @@ def build_app(state: ServerState, token: str, ready_check: Callable[[], bool] | 
     app[_STATE_KEY] = state
     app[_READY_KEY] = ready_check
     if state.authenticator is None:
-        state.authenticator = Authenticator(token)
+        tokens = state.service_account_tokens
+        state.authenticator = Authenticator(token, None if tokens is None else tokens.validator)
     app[_OPENAPI_KEY] = OpenAPIService()
     state.metrics.object_counts = lambda: stored_object_counts(state.registry, state.storage)
     # `[\s\S]` rather than `.`: a decoded path may hold a newline, which `.` does not match.
@@ -259,9 +275,14 @@ class KubeServer:
             state.admin_token = credentials.token
             state.authorizer = PublicInfoOnly()
             state.root_ca = credentials.ca_cert.read_text()
+            state.service_account_tokens = ServiceAccountTokens(
+                load_service_account_key(credentials), storage, lambda: state.clock().timestamp())
             crd.install(state)
             bootstrap(state)
-            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            # Client certificates are optional and verified against the cluster CA only (not the
+            # system's roots): x509 authentication trusts what that CA signed.
+            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(credentials.ca_cert))
+            tls.verify_mode = ssl.CERT_OPTIONAL
             tls.load_cert_chain(credentials.server_cert, credentials.server_key)
             tls.set_alpn_protocols(ALPN_PROTOCOLS)
             app = build_app(state, credentials.token, config.ready_check)
@@ -295,7 +316,7 @@ class KubeServer:
         # After the listener: a terminating namespace resumed now is emptied while clients are served.
         self.namespace_finalizer = NamespaceFinalizer(state)
         self.namespace_finalizer.start()
-        write_kubeconfig(self.kubeconfig_path, self.url, credentials)
+        write_kubeconfig(self.kubeconfig_path, self.url, credentials, client_cert=config.client_cert)
 
     async def stop(self) -> None:
         """Stop serving (ending open watches) and close the store; idempotent."""

@@ -1,9 +1,15 @@
-"""Serving credentials: a private CA, a serving certificate, a bearer token, and the kubeconfig.
+"""Serving credentials: a private CA, a serving certificate, a bearer token, the service-account
+signing key, and the kubeconfig.
 
-On first start a CA and a token are made and kept in the data directory (mode 0600), so
-clients configured once keep working across restarts; the serving certificate is re-issued
-from that CA on every start, for the names and addresses of the host it binds. kubectl only
-sends kubeconfig credentials over TLS, hence HTTPS even on loopback.
+On first start a CA, a token and an RSA service-account signing key (``sa.key``, as kubeadm's)
+are made and kept in the data directory (mode 0600), so clients configured once, and tokens
+issued once, keep working across restarts; the serving certificate is re-issued from that CA on
+every start, for the names and addresses of the host it binds. kubectl only sends kubeconfig
+credentials over TLS, hence HTTPS even on loopback.
+
+The kubeconfig authenticates as ``kubernetes-admin`` (group ``system:masters``) with the token,
+or, with ``client_cert``, with a client certificate of that subject issued by the CA (as kind's
+kubeconfig does); the server verifies client certificates against the same CA.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from pathlib import Path
 import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 CA_CERT_FILE = "ca.crt"
@@ -28,6 +34,7 @@ CA_KEY_FILE = "ca.key"
 SERVER_CERT_FILE = "server.crt"
 SERVER_KEY_FILE = "server.key"
 TOKEN_FILE = "token"
+SA_KEY_FILE = "sa.key"
 KUBECONFIG_FILE = "kubeconfig"
 _CA_DAYS = 3650
 _SERVING_DAYS = 365
@@ -41,6 +48,8 @@ class Credentials:
     server_cert: Path
     server_key: Path
     token: str
+    service_account_key: Path | None = None
+    """The PEM RSA key that signs service-account tokens."""
 
 
 def _write_private(path: Path, data: bytes) -> None:
@@ -50,7 +59,7 @@ def _write_private(path: Path, data: bytes) -> None:
     os.chmod(path, 0o600)
 
 
-def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+def _key_pem(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> bytes:
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
 
@@ -134,7 +143,58 @@ def ensure_credentials(directory: Path, host: str) -> Credentials:
     if not token:
         token = secrets.token_urlsafe(32)
         _write_private(token_path, token.encode())
-    return Credentials(directory / CA_CERT_FILE, directory / SERVER_CERT_FILE, directory / SERVER_KEY_FILE, token)
+    ensure_service_account_key(directory)
+    return Credentials(directory / CA_CERT_FILE, directory / SERVER_CERT_FILE, directory / SERVER_KEY_FILE, token,
+                       directory / SA_KEY_FILE)
+
+
+def ensure_service_account_key(directory: Path) -> rsa.RSAPrivateKey:
+    """The service-account signing key of ``directory``, created (0600) the first time."""
+    path = directory / SA_KEY_FILE
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except (OSError, ValueError):
+        key = None
+    if isinstance(key, rsa.RSAPrivateKey):
+        return key
+    # 2048 bits, e = 65537: what kubeadm makes for sa.key.
+    fresh = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    _write_private(path, _key_pem(fresh))
+    return fresh
+
+
+def load_service_account_key(credentials: Credentials) -> rsa.RSAPrivateKey:
+    path = credentials.service_account_key
+    if path is None:
+        raise ValueError("no service-account signing key in these credentials")
+    return ensure_service_account_key(path.parent)
+
+
+def issue_client_certificate(credentials: Credentials, common_name: str,
+                             organizations: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
+    """A client certificate (PEM) and its key (PEM) for ``common_name`` / ``organizations``,
+    signed by the cluster CA: the user x509 authentication names (CN user, O groups)."""
+    ca_cert = x509.load_pem_x509_certificate(credentials.ca_cert.read_bytes())
+    ca_key = serialization.load_pem_private_key((credentials.ca_cert.parent / CA_KEY_FILE).read_bytes(), password=None)
+    if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
+        raise ValueError("the cluster CA key is not an EC key")
+    key = ec.generate_private_key(ec.SECP256R1())
+    attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
+    attributes.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(x509.Name(attributes))
+            .issuer_name(ca_cert.subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=_SERVING_DAYS))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=False,
+                                         content_commitment=False, data_encipherment=False, key_agreement=False,
+                                         crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
 
 
 def server_url(host: str, port: int) -> str:
@@ -148,14 +208,25 @@ def server_url(host: str, port: int) -> str:
     return f"https://{host}:{port}"
 
 
-def write_kubeconfig(path: Path, url: str, credentials: Credentials, name: str = "kubeloop") -> None:
-    """(Re)write a kubeconfig for ``url`` with the CA data and token, readable by the owner only."""
+ADMIN_NAME = "kubernetes-admin"
+ADMIN_GROUP = "system:masters"
+
+
+def write_kubeconfig(path: Path, url: str, credentials: Credentials, name: str = "kubeloop",
+                     client_cert: bool = False) -> None:
+    """(Re)write a kubeconfig for ``url`` with the CA data and the token (or, with
+    ``client_cert``, a fresh admin client certificate), readable by the owner only."""
     ca_data = base64.b64encode(credentials.ca_cert.read_bytes()).decode()
+    user: dict[str, str] = {"token": credentials.token}
+    if client_cert:
+        cert_pem, key_pem = issue_client_certificate(credentials, ADMIN_NAME, (ADMIN_GROUP,))
+        user = {"client-certificate-data": base64.b64encode(cert_pem).decode(),
+                "client-key-data": base64.b64encode(key_pem).decode()}
     config = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": name, "cluster": {"server": url, "certificate-authority-data": ca_data}}],
-        "users": [{"name": name, "user": {"token": credentials.token}}],
+        "users": [{"name": name, "user": user}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": "default"}}],
         "current-context": name,
         "preferences": {},

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from kubeloop.api.status import ApiError, method_not_allowed_error, not_acceptable_error
 from kubeloop.server import aggregated_discovery, discovery
+from kubeloop.server.handlers import token_request
 from kubeloop.server.handlers.binding import handle_binding
 from kubeloop.server.handlers.common import json_response
 from kubeloop.server.handlers.delete import handle_delete, handle_delete_collection
@@ -131,6 +132,8 @@ async def _other_subresource(state: ServerState, request: web.Request, target: T
         return await pod_log(state, request, target)
     if sub.name == "eviction":
         return await evict(state, request, target)
+    if sub.name == "token" and info.resource == "serviceaccounts":
+        return await token_request.handle_token_request(state, request, target)
     if method == "GET":
         return await handle_get(state, request, Target(info, target.namespace, target.name, None))
     if method == "PUT":

@@ -16,6 +16,7 @@ import orjson
 from kubeloop.api.meta import format_time, now
 from kubeloop.server.auth.authenticator import Authenticator
 from kubeloop.server.auth.authorizer import AlwaysAllow, Authorizer
+from kubeloop.server.auth.service_accounts import ServiceAccountTokens
 from kubeloop.server.metrics import ApiMetrics
 from kubeloop.server.registry import Registry, ResourceInfo
 from kubeloop.server.storage import ResourceType, Storage, Watcher
@@ -50,6 +51,8 @@ class ServerState:
     """Who sent a request (None until the app is built around a token)."""
     authorizer: Authorizer = field(default_factory=AlwaysAllow)
     """Whether a user other than ``system:masters`` may do what a request asks."""
+    service_account_tokens: ServiceAccountTokens | None = None
+    """Issues (TokenRequest) and validates service-account tokens; None: no signing key."""
 
     _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
 

@@ -76,6 +76,9 @@ class ClusterConfig:
     health_port: int | None = None
     """Port for the manager's /healthz, /readyz and /metrics; ``None`` serves none."""
     manager_name: str = "kubeloop"
+    client_cert: bool = False
+    """The kubeconfig (and so the cluster's own clients) authenticates with an admin client
+    certificate instead of the bearer token."""
     feature_gates: Mapping[str, bool] | None = None
     """Controller feature gates by upstream name (``{"CloneSetShortHash": True}``, ``AllAlpha``
     too); ``None`` keeps upstream's defaults. Unknown names make ``start`` raise ValueError."""
@@ -92,7 +95,7 @@ class EmbeddedCluster:
         self.config = config
         self.server = KubeServer(ServerConfig(data_dir=config.data_dir, host=config.host, port=config.port,
                                               memory=config.memory, watch_cache_size=config.watch_cache_size,
-                                              ready_check=self.ready))
+                                              ready_check=self.ready, client_cert=config.client_cert))
         self._client: ApiClient | None = None
         self._controllers_client: ApiClient | None = None
         self._kubelet_client: ApiClient | None = None

@@ -4,8 +4,9 @@ kube-apiserver computes these per request (``pkg/registry/authentication/tokenre
 ``selfsubjectreview``, ``pkg/registry/authorization/*accessreview``, ``selfsubjectrulesreview``,
 ``pkg/registry/core/componentstatus``). This server authenticates one identity, the cluster
 administrator of its kubeconfig (in group ``system:masters``), and lets it do everything, so a
-review answers what an ``AlwaysAllow`` authorizer answers; a token review recognises that one
-token. The answers change when the server grows RBAC.
+review answers what an ``AlwaysAllow`` authorizer answers. A token review asks the server's
+authenticator (the admin token, service-account JWTs) for ``spec.audiences`` (the API
+audiences when empty). The access answers change when the server grows RBAC.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from kubeloop.api.status import bad_request_error, not_found_error
+from kubeloop.server.auth.authenticator import TokenResult
 from kubeloop.server.auth.user import UserInfo, request_user
 from kubeloop.server.handlers.common import check_type, metadata_of, read_body
 from kubeloop.server.handlers.read import output_for
@@ -28,6 +30,27 @@ COMPONENTS = ("controller-manager", "scheduler", "etcd-0")
 """What ``componentstatuses`` lists (the same names as upstream's, all healthy: they run in-process)."""
 
 _SUBJECT_REVIEWS = frozenset({"SubjectAccessReview", "LocalSubjectAccessReview", "SelfSubjectAccessReview"})
+
+
+def _audiences(spec: Obj) -> list[str]:
+    audiences = spec.get("audiences")
+    return [str(a) for a in audiences] if isinstance(audiences, list) else []
+
+
+def _token_review_status(result: TokenResult) -> Obj:
+    """A TokenReview's status (upstream's ``TokenREST.Create``, pkg/registry/authentication/
+    tokenreview): the user and the audiences the token was good for, or the error text of the
+    authenticator that refused it (``authenticated`` and ``error`` omitted when empty)."""
+    status: Obj = {}
+    if result.user is not None:
+        status["authenticated"] = True
+        status["user"] = result.user.as_review()
+        status["audiences"] = list(result.audiences)
+    else:
+        status["user"] = {}
+    if result.error:
+        status["error"] = result.error
+    return status
 
 
 def _review_status(state: ServerState, kind: str, spec: Obj, user: UserInfo) -> Obj:
@@ -44,10 +67,9 @@ def _review_status(state: ServerState, kind: str, spec: Obj, user: UserInfo) -> 
         token = spec.get("token")
         if not isinstance(token, str) or not token:
             raise bad_request_error("token is required")
-        reviewed = None if state.authenticator is None else state.authenticator.authenticate_token(token)
-        if reviewed is not None:
-            return {"authenticated": True, "user": reviewed.as_review(), "audiences": list(spec.get("audiences") or [])}
-        return {"user": {}}
+        if state.authenticator is None:
+            return {"user": {}}
+        return _token_review_status(state.authenticator.review(token, _audiences(spec)))
     raise bad_request_error(f"{kind} cannot be created")
 
 
