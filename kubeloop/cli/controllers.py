@@ -26,7 +26,7 @@ import click
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 
 if TYPE_CHECKING:
-    from kubeloop.client import ClientConfig
+    from kubeloop.client import ApiClient, ClientConfig
     from kubeloop.runtime.manager import Manager
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -114,12 +114,34 @@ def controllers_help() -> str:
     return f"Comma-separated controller names ({', '.join(CONTROLLERS)}); all of them when omitted."
 
 
+async def check_cluster(client: ApiClient) -> None:
+    """One request before anything starts, so that the first error names its cause: a server
+    that cannot be reached, a certificate not trusted, credentials refused (401)."""
+    from kubeloop.client import CertificateError, ConnectError, TransportError, Unauthorized
+
+    server = client.config.server
+    try:
+        await client.request_json("GET", "/api")
+    except CertificateError as exc:
+        raise click.ClickException(f"the API server at {server} is not trusted by the kubeconfig's CA: {exc}. "
+                                   "Use the kubeconfig that cluster wrote.") from None
+    except Unauthorized:
+        raise click.ClickException(
+            f"the API server at {server} refused the kubeconfig's credentials (401 Unauthorized): its token or "
+            "client certificate is wrong or has expired. Use the kubeconfig that cluster wrote (`kubeloop up` and "
+            "`kubeloop server` write DATA_DIR/kubeconfig), or a fresh token.") from None
+    except (ConnectError, TransportError) as exc:
+        raise click.ClickException(f"cannot reach the API server at {server}: {exc}. Is it running, and is "
+                                   "this its address?") from None
+
+
 async def start_manager(manager: Manager) -> None:
     """Start ``manager``; a clean error if its caches cannot sync (server unreachable, forbidden)."""
     try:
         await manager.start()
     except TimeoutError as exc:
-        raise click.ClickException(f"{exc} (is the API server reachable?)") from None
+        raise click.ClickException(f"{exc}: see the warnings above for why (often a missing RBAC permission, "
+                                   "or the server stopped answering)") from None
 
 
 async def _run(kubeconfig: Path | None, names: Sequence[str], leader_elect: bool, health_port: int | None,
@@ -129,6 +151,7 @@ async def _run(kubeconfig: Path | None, names: Sequence[str], leader_elect: bool
     from kubeloop.runtime.manager import Manager, ManagerOptions
 
     async with ApiClient(load_client_config(kubeconfig)) as client:
+        await check_cluster(client)
         manager = Manager(client, ManagerOptions(name="kubeloop-controller-manager", leader_election=leader_elect,
                                                  health_port=health_port))
         await add_controllers(manager, names, feature_gates=feature_gates)

@@ -18,6 +18,7 @@ import click
 
 from kubeloop.cli.controllers import (
     LOG_FORMAT,
+    check_cluster,
     kubeconfig_option,
     load_client_config,
     start_manager,
@@ -69,6 +70,7 @@ async def _run(kubeconfig: Path | None, config: KubeletConfig, health_port: int 
     from kubeloop.runtime.manager import Manager, ManagerOptions
 
     async with ApiClient(load_client_config(kubeconfig)) as client:
+        await check_cluster(client)
         manager = Manager(client, ManagerOptions(name="kubeloop-kubelet", health_port=health_port))
         kubelet = Kubelet(client, config)
         await kubelet.setup(manager)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 from pathlib import Path
 
 import click
 
+from kubeloop.cli.starterrors import start_failure
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 from kubeloop.server.app import KubeServer, ServerConfig
 from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE
@@ -19,9 +19,11 @@ async def _serve(config: ServerConfig) -> None:
     server = KubeServer(config)
     try:
         await server.start()
-    except OSError as exc:
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        raise click.ClickException(f"cannot serve on {config.host}:{config.port}: {reason.lower()}") from None
+    except Exception as exc:
+        failure = start_failure(exc, config.data_dir, config.host, config.port)
+        if failure is None:
+            raise
+        raise failure from None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

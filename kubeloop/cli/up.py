@@ -36,6 +36,7 @@ from kubeloop.cli.controllers import (
     stop_on_signals,
 )
 from kubeloop.cli.kubelet import kubelet_config, kubelet_options
+from kubeloop.cli.starterrors import start_failure
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 
 if TYPE_CHECKING:
@@ -60,9 +61,11 @@ async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, po
         try:
             try:
                 await cluster.start()
-            except OSError as exc:
-                reason = os.strerror(exc.errno) if exc.errno else str(exc)
-                raise click.ClickException(f"cannot serve on {host}:{port}: {reason.lower()}") from None
+            except Exception as exc:
+                failure = start_failure(exc, data_dir, host, port)
+                if failure is None:
+                    raise
+                raise failure from None
             _print_how_to_connect(cluster, nodes, names, health_port, feature_gates or {})
             if dashboard_port is not None:
                 stop_dashboard = await _start_dashboard(cluster, host, dashboard_port)

@@ -88,6 +88,16 @@ def _decode_row(rv: int, type_id: int, event: int, body: bytes) -> ChangeRow:
         raise StorageError(f"change log row {rv} is corrupt: {error}") from error
 
 
+def _refuse_emptied(data_dir: Path) -> None:
+    """A database file of 0 bytes with no write-ahead log to recover from lost every object
+    (truncated, or replaced): SQLite would open it as a new, empty database. Refuse, so that a
+    cluster never comes back empty without a word."""
+    database = data_dir / DATABASE_FILE
+    wal = data_dir / (DATABASE_FILE + "-wal")
+    if database.exists() and database.stat().st_size == 0 and not (wal.exists() and wal.stat().st_size > 0):
+        raise StorageError(f"the database {database} is empty (0 bytes): every object it held is lost")
+
+
 class SqliteLog:
     """The persisted change log of one data directory (see the module docstring)."""
 
@@ -108,6 +118,7 @@ class SqliteLog:
             os.close(lock_fd)
             raise StorageError(f"data directory {data_dir} is in use by another process") from None
         try:
+            _refuse_emptied(data_dir)
             connection = connect(data_dir / DATABASE_FILE)
         except (sqlite3.Error, StorageError) as error:
             os.close(lock_fd)
