@@ -46,7 +46,7 @@ from kubeloop.kubelet.nodes import (
     node_status,
     sim_nodes,
 )
-from kubeloop.kubelet.podevents import container_events
+from kubeloop.kubelet.podevents import container_events, pod_ref
 from kubeloop.kubelet.podstate import (
     PodMemo,
     advance_pod,
@@ -244,7 +244,7 @@ class Kubelet:
     def _record(self, pod: Mapping[str, Any], before: PodMemo, after: PodMemo) -> None:
         if self._kubelet_events is None:
             return
-        for event in container_events(before, after):
+        for event in container_events(before, after, pod_ref(pod)):
             self._kubelet_events.event(pod, event.type, event.reason, event.message, kind="Pod", api_version="v1")
 
     def _report_ignored(self, pod: Mapping[str, Any], ignored: list[str]) -> None:
@@ -334,7 +334,7 @@ class Kubelet:
                 return None
             raise
         if self._scheduler_events is not None:
-            self._scheduler_events.event(pod, "Normal", "Scheduled", f"Placed {object_key(pod)} on {choice}",
+            self._scheduler_events.event(pod, "Normal", "Scheduled", f"Successfully assigned {object_key(pod)} to {choice}",
                                          kind="Pod", api_version="v1")
         return None
 
