@@ -334,7 +334,8 @@ class Kubelet:
                 return None
             raise
         if self._scheduler_events is not None:
-            self._scheduler_events.event(pod, "Normal", "Scheduled", f"Successfully assigned {object_key(pod)} to {choice}",
+            self._scheduler_events.event(pod, "Normal", "Scheduled",
+                                         f"Successfully assigned {object_key(pod)} to {choice}",
                                          kind="Pod", api_version="v1")
         return None
 

@@ -64,11 +64,15 @@ def test_a_pod_runs_and_becomes_ready(kube: ClusterThread) -> None:
     assert container.state.running.started_at is not None
     assert container.started is True
 
-    def reasons() -> set[str]:
+    def messages() -> dict[str, str]:
         events = kube.core.list_namespaced_event(NS, field_selector="involvedObject.name=web").items
-        return {e.reason for e in events}
+        return {e.reason: e.message for e in events}
 
-    assert wait_until(lambda: {"Scheduled", "Started"} <= reasons(), message="Scheduled and Started events")
+    wanted = {"Scheduled", "Pulled", "Created", "Started"}
+    assert wait_until(lambda: wanted <= set(messages()), message="the kubelet's and the scheduler's events")
+    assert messages()["Created"] == "Created container: app"
+    assert messages()["Started"] == "Started container app"
+    assert messages()["Pulled"] == 'Container image "nginx:1.25" already present on machine'
 
 
 def test_pods_get_distinct_addresses_and_container_ids(kube: ClusterThread) -> None:
