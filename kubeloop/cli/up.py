@@ -15,6 +15,7 @@ dashboard`` (its address is printed at start; ``--no-dashboard`` leaves it out).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import shlex
@@ -52,7 +53,9 @@ async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, po
               feature_gates: Mapping[str, bool] | None = None, client_cert: bool = False) -> None:
     from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster
 
-    kubelet = kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay)
+    # The embedded cluster's control plane shows in kube-system, as a kind node's does.
+    kubelet = dataclasses.replace(kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay),
+                                  control_plane_pods=True)
     cluster = EmbeddedCluster(ClusterConfig(data_dir=data_dir, host=host, port=port, memory=memory, kubelet=kubelet,
                                             controllers=names, health_port=health_port,
                                             feature_gates=feature_gates or None, client_cert=client_cert))

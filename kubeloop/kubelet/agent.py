@@ -32,7 +32,7 @@ from typing import Any
 
 from kubeloop.api.meta import format_micro_time, is_being_deleted, name_of, namespace_of, object_key, uid_of
 from kubeloop.api.pods import node_name
-from kubeloop.client import LEASES, NODES, PODS, ApiClient, Conflict, NotFound, is_not_found
+from kubeloop.client import LEASES, NODES, PODS, AlreadyExists, ApiClient, Conflict, NotFound, is_not_found
 from kubeloop.kubelet.behaviour import PodBehaviour, pod_behaviour
 from kubeloop.kubelet.config import KubeletConfig
 from kubeloop.kubelet.containers import IdSource
@@ -57,6 +57,7 @@ from kubeloop.kubelet.podstate import (
 )
 from kubeloop.kubelet.podstatus import render_status, unschedulable_status
 from kubeloop.kubelet.scheduling import pick_node, wants_scheduling
+from kubeloop.kubelet.staticpods import control_plane_pods
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.events import ClientEventSink, EventRecorder
 from kubeloop.runtime.handlers import Request
@@ -365,9 +366,11 @@ class Kubelet:
         while True:
             try:
                 report = last_report is None or time.monotonic() - last_report >= self.config.status_report_interval
-                for node in self.nodes:
+                for index, node in enumerate(self.nodes):
                     uid = await self._report_node(node) if report else ""
                     await self._renew_lease(node, uid)
+                    if report and index == 0 and self.config.control_plane_pods:
+                        await self._ensure_control_plane_pods(node, uid)
                 if report:
                     last_report = time.monotonic()
                 self.registered.set()
@@ -388,6 +391,14 @@ class Kubelet:
         status = node_status(node, self.config.shape, now, current.get("status"))
         updated = await self.client.update_status(NODES, {**current, "status": status})
         return uid_of(updated)
+
+    async def _ensure_control_plane_pods(self, node: SimNode, node_uid: str) -> None:
+        """Create the control plane's mirror pods that are missing (deleted ones come back, as
+        a kubelet re-creates the mirror pods of its static pods)."""
+        seen = format_micro_time(datetime.fromtimestamp(self._wall(), UTC))
+        for mirror in control_plane_pods(node.name, node_uid, seen):
+            with contextlib.suppress(AlreadyExists):
+                await self.client.create(PODS, mirror, namespace=mirror["metadata"]["namespace"])
 
     async def _renew_lease(self, node: SimNode, node_uid: str) -> None:
         renew = format_micro_time(datetime.fromtimestamp(self._wall(), UTC))

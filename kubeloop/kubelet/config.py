@@ -36,3 +36,6 @@ class KubeletConfig:
     """Seconds before a pod no node could take is tried again (node changes retry at once)."""
     workers: int = 4
     """Pods reconciled concurrently."""
+    control_plane_pods: bool = False
+    """Publish mirror pods for the in-process control plane in ``kube-system`` on the first node
+    (:mod:`kubeloop.kubelet.staticpods`), as a kind node does; only for the embedded cluster."""

@@ -2,7 +2,8 @@
 
 It reads pods and nodes through the shared cache, registers and heartbeats its nodes (Node
 objects, their status, and their Leases in ``kube-node-lease``), binds pending pods to nodes
-(it is the scheduler too), writes pod status, finishes graceful deletions and records Events.
+(it is the scheduler too), writes pod status, finishes graceful deletions, publishes the
+control plane's mirror pods (``kubeloop up``) and records Events.
 A subset of upstream's ``system:node`` ClusterRole (kubernetes
 ``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`` NodeRules), without what a real
 kubelet needs for volumes, secrets and certificates, which this one never reads.
@@ -19,7 +20,7 @@ _READ = ["get", "list", "watch"]
 KUBELET_RULES: tuple[Rule, ...] = (
     {"verbs": [*_READ, "create", "update", "patch"], "apiGroups": [""], "resources": ["nodes"]},
     {"verbs": ["update", "patch"], "apiGroups": [""], "resources": ["nodes/status"]},
-    {"verbs": [*_READ, "patch", "delete"], "apiGroups": [""], "resources": ["pods"]},
+    {"verbs": [*_READ, "create", "patch", "delete"], "apiGroups": [""], "resources": ["pods"]},
     {"verbs": ["update", "patch"], "apiGroups": [""], "resources": ["pods/status"]},
     {"verbs": ["create"], "apiGroups": [""], "resources": ["pods/binding"]},
     {"verbs": ["get", "create", "update"], "apiGroups": ["coordination.k8s.io"], "resources": ["leases"]},

@@ -62,6 +62,14 @@ def test_up_serves_stops_on_signals_and_resumes(tmp_path: Path, processes: list[
     api = api_for(data_dir / "kubeconfig")
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
     assert sorted(n.metadata.name for n in core.list_node().items) == ["kubeloop-node-1", "kubeloop-node-2"]
+
+    def control_plane_running() -> bool:
+        pods = core.list_namespaced_pod("kube-system", label_selector="tier=control-plane").items
+        return sorted(p.metadata.name for p in pods if p.status.phase == "Running") == [
+            "kube-apiserver-kubeloop-node-1", "kube-controller-manager-kubeloop-node-1",
+            "kube-scheduler-kubeloop-node-1"]
+
+    wait_until(control_plane_running, message="the control plane's mirror pods running in kube-system")
     created = apps.create_namespaced_deployment("default", deployment("web", 2))
     wait_until(lambda: ready_replicas(apps, "web") == 2, message="2 ready replicas")
     pods_before = {p.metadata.uid for p in core.list_namespaced_pod("default").items}
