@@ -4,7 +4,10 @@ Like ``kubectl rollout status`` it exits 0 once the rollout completes and 1 once
 deadline passes (or ``--timeout`` runs out, or the workload does not exist), but it draws the
 state as it goes: progress bars and one tile per pod, coloured by revision (see
 :mod:`kubeloop.dashboard.terminal`). Without an argument it follows every Deployment and
-CloneSet of the namespace and exits when all of them are done. It only reads the cluster.
+CloneSet of the namespace and exits when all of them are done; with ``--follow`` it keeps
+watching (new rollouts too) until interrupted. When the output is not a terminal it prints one
+line per change of kubectl's status message instead of redrawing. Ctrl-C stops it quietly
+(exit 130). It only reads the cluster.
 """
 
 from __future__ import annotations
@@ -23,14 +26,14 @@ import click
 
 
 async def _watch(kubeconfig: Path | None, namespace: str | None, target: tuple[str, str] | None,
-                 timeout: float | None) -> int:
+                 timeout: float | None, follow: bool = False) -> int:
     from rich.console import Console
     from rich.live import Live
 
     from kubeloop.client import ApiClient, load_config, load_kubeconfig
     from kubeloop.dashboard.feed import DashboardFeed, watch_cluster
     from kubeloop.dashboard.model import ClusterModel
-    from kubeloop.dashboard.terminal import pods_match_status, render_views, rollout_exit_code
+    from kubeloop.dashboard.terminal import pods_match_status, render_views, rollout_exit_code, status_lines
 
     config = load_kubeconfig(str(kubeconfig)) if kubeconfig is not None else load_config()
     ns = namespace or config.namespace or "default"
@@ -53,6 +56,8 @@ async def _watch(kubeconfig: Path | None, namespace: str | None, target: tuple[s
                               style="red")
                 return 1
             header = f"kubeloop watch: namespace {ns}"
+            if not console.is_terminal:
+                return await _print_lines(feed, chosen, timeout, follow)
             code: int | None = None
             with Live(render_views(chosen(), header), console=console, auto_refresh=False) as live:
                 try:
@@ -62,16 +67,16 @@ async def _watch(kubeconfig: Path | None, namespace: str | None, target: tuple[s
                             views = chosen()
                             live.update(render_views(views, header), refresh=True)
                             code = rollout_exit_code(views)
-                            if code is not None:
+                            if code is not None and not follow:
                                 break
                 except TimeoutError:
                     code = None
                 if code is not None:
                     await _settle(feed, lambda: all(pods_match_status(v) for v in chosen()))
                     live.update(render_views(chosen(), header), refresh=True)
-            views = chosen()
-            for view in views:
-                console.print(view["rollout"]["message"])
+            console.print()
+            for line in status_lines(chosen()):
+                console.print(line)
             if code is None:
                 console.print(f"error: timed out after {timeout}s waiting for the rollout to finish", style="red")
                 return 1
@@ -79,6 +84,40 @@ async def _watch(kubeconfig: Path | None, namespace: str | None, target: tuple[s
         finally:
             await feed.stop()
             await stop_watching()
+
+
+async def _print_lines(feed: DashboardFeed, chosen: Callable[[], list[dict[str, Any]]], timeout: float | None,
+                       follow: bool) -> int:
+    """The output for a pipe or a file: each new status line once, as ``kubectl rollout status``
+    writes it, then the verdict."""
+    from kubeloop.dashboard.terminal import rollout_exit_code, status_lines
+
+    printed: set[str] = set()
+    last: list[str] = []
+
+    def emit() -> None:
+        nonlocal last
+        lines = status_lines(chosen())
+        for line in lines:
+            if line not in last and (line not in printed or follow):
+                click.echo(line)
+                printed.add(line)
+        last = lines
+
+    code: int | None = None
+    try:
+        async with asyncio.timeout(timeout):
+            emit()
+            feed.start()
+            async for _ in feed.subscribe():
+                emit()
+                code = rollout_exit_code(chosen())
+                if code is not None and not follow:
+                    break
+    except TimeoutError:
+        click.echo(f"error: timed out after {timeout}s waiting for the rollout to finish", err=True)
+        return 1
+    return 1 if code is None else code
 
 
 SETTLE_SECONDS = 2.0
@@ -103,7 +142,10 @@ async def _settle(feed: DashboardFeed, agree: Callable[[], bool]) -> None:
 @click.option("-n", "--namespace", default=None, help="Namespace (default: the kubeconfig context's).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Give up (exit 1) after this many seconds.")
-def watch(target: str | None, kubeconfig: Path | None, namespace: str | None, timeout: float | None) -> None:
+@click.option("-f", "--follow", is_flag=True,
+              help="Keep watching after the rollouts complete (new rollouts too), until interrupted.")
+def watch(target: str | None, kubeconfig: Path | None, namespace: str | None, timeout: float | None,
+          follow: bool) -> None:
     """Draw a rollout live until it completes (exit 0) or exceeds its progress deadline (exit 1).
 
     KIND/NAME is deployment/NAME (deploy/NAME) or cloneset/NAME; without it, every Deployment and
@@ -117,8 +159,10 @@ def watch(target: str | None, kubeconfig: Path | None, namespace: str | None, ti
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="KIND/NAME") from None
     try:
-        code = asyncio.run(_watch(kubeconfig, namespace, chosen, timeout))
+        code = asyncio.run(_watch(kubeconfig, namespace, chosen, timeout, follow))
     except (ApiException, ConfigError, TransportError) as exc:
         click.echo(f"Error: {exc}", err=True)
         code = 1
+    except KeyboardInterrupt:
+        code = 130  # Ctrl-C is how --follow ends: no "Aborted!"
     sys.exit(code)

@@ -1,8 +1,10 @@
 """The rollout picture in a terminal, drawn with rich from the same views as the web page.
 
 Per workload: a title line with the verdict, kubectl's status message, progress bars for the
-updated / ready / available pods (scaled to the surge bound, with the bounds spelled out), one
-row of pod tiles per revision, and the latest warning event, if any. Tiles take the
+updated / ready / available pods (each full at its target: the replicas to update, the desired
+replicas; the surge and availability bounds are spelled out below them), one row of pod tiles
+per revision, a line per failing pod with its reason and restarts, and the latest warning
+event, if any. Tiles take the
 revision's colour (the update revision blue, older ones other colours) and a glyph per state:
 
 ======  =================
@@ -56,8 +58,9 @@ def revision_styles(view: Mapping[str, Any]) -> dict[str, str]:
     return styles
 
 
-def _bar(label: str, value: int, of: int, scale: int, style: str) -> Text:
-    filled = round(BAR_WIDTH * min(value, scale) / scale) if scale else 0
+def _bar(label: str, value: int, of: int, style: str) -> Text:
+    """A bar full when ``value`` reaches its target ``of`` (a surge beyond it stays full)."""
+    filled = round(BAR_WIDTH * min(value, of) / of) if of > 0 else (BAR_WIDTH if value >= 0 else 0)
     line = Text(f"  {label:<10}")
     line.append("█" * filled, style=style)
     line.append("░" * (BAR_WIDTH - filled), style="dim")
@@ -75,16 +78,19 @@ def render_workload(view: Mapping[str, Any]) -> RenderableType:
     title.append(f"  [{phase}]", style=PHASE_STYLES.get(phase, ""))
     title.append(f"  {view['strategy']}", style="dim")
     lines: list[RenderableType] = [title, Text(f"  {view['rollout']['message']}")]
-    live = [pod for pod in view["pods"] if pod["state"] != PodState.TERMINATING.value]
-    scale = max(progress["maxPods"], progress["current"], len(live), 1)
-    lines.append(_bar("updated", progress["updated"], progress["expectedUpdated"], scale, "blue"))
-    lines.append(_bar("ready", progress["ready"], progress["desired"], scale, "green"))
-    lines.append(_bar("available", progress["available"], progress["desired"], scale, "bold green"))
+    lines.append(_bar("updated", progress["updated"], progress["expectedUpdated"], "blue"))
+    lines.append(_bar("ready", progress["ready"], progress["desired"], "green"))
+    lines.append(_bar("available", progress["available"], progress["desired"], "bold green"))
     lines.append(Text(f"  desired {progress['desired']}, at most {progress['maxPods']} pods "
                       f"(maxSurge {progress['maxSurge']}), at least {progress['minAvailable']} available "
                       f"(maxUnavailable {progress['maxUnavailable']})", style="dim"))
     styles = revision_styles(view)
     lines.extend(_tile_rows(view, styles))
+    for pod in view["pods"]:
+        if pod["state"] == PodState.FAILING.value:
+            restarts = int(pod.get("restarts") or 0)
+            lines.append(Text(f"  ✗ {pod['name']}  {pod.get('reason') or 'failing'}, {restarts} "
+                              f"restart{'' if restarts == 1 else 's'}", style="red"))
     warnings = [e for e in view["events"] if e["type"] == "Warning"]
     if warnings:
         latest = warnings[0]
@@ -128,6 +134,14 @@ def render_views(views: Sequence[Mapping[str, Any]], header: str = "") -> Render
         legend.append(f"{glyph} {state}  ", style="dim")
     parts.append(legend)
     return Group(*parts)
+
+
+def status_lines(views: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per workload, as ``kubectl rollout status`` prints progress when the output is
+    not a terminal: kubectl's message, prefixed with the workload when several are followed."""
+    if len(views) == 1:
+        return [str(views[0]["rollout"]["message"])]
+    return [f"{view['kind'].lower()}/{view['name']}: {view['rollout']['message']}" for view in views]
 
 
 def rollout_exit_code(views: Sequence[Mapping[str, Any]]) -> int | None:

@@ -13,6 +13,7 @@ import fcntl
 import os
 import pty
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -148,3 +149,38 @@ async def test_watch_of_a_missing_workload_exits_1(kubeloop_cluster: EmbeddedClu
     finally:
         command.kill()
     assert 'cloneset "nothing" not found in namespace "default"' in command.text()
+
+
+@pytest.mark.e2e
+async def test_watch_into_a_pipe_prints_lines_like_rollout_status(kubeloop_cluster: EmbeddedCluster) -> None:
+    client = kubeloop_cluster.client
+    await client.create(DEPLOYMENTS, web_deployment("registry.example/web:1", ready_delay="0.3"),
+                        namespace="default")
+    process = await asyncio.create_subprocess_exec(
+        *watch_command(kubeloop_cluster.kubeconfig_path, "deployment/web"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    lines = out.decode().splitlines()
+    assert process.returncode == 0, err.decode()
+    assert lines[-1] == 'deployment "web" successfully rolled out', lines
+    assert all(line.startswith(('Waiting for deployment "web"', 'deployment "web"')) for line in lines), lines
+    assert len(lines) == len(set(lines))  # each state once, no redrawn frames
+    assert "\x1b[" not in out.decode() and "available" not in out.decode()
+
+
+@pytest.mark.e2e
+async def test_follow_keeps_watching_and_ctrl_c_ends_it_quietly(kubeloop_cluster: EmbeddedCluster) -> None:
+    client = kubeloop_cluster.client
+    await client.create(DEPLOYMENTS, web_deployment("registry.example/web:1"), namespace="default")
+    await kubeloop_cluster.wait_for(DEPLOYMENTS, "web",
+                                    lambda d: (d.get("status") or {}).get("availableReplicas") == 4)
+    command = PtyCommand(watch_command(kubeloop_cluster.kubeconfig_path, "--follow"))
+    try:
+        await command.wait_for_text("[complete]")
+        await asyncio.sleep(1.0)
+        assert command.process.poll() is None  # a finished rollout does not end --follow
+        command.process.send_signal(signal.SIGINT)
+        assert await command.exit_code() == 130
+    finally:
+        command.kill()
+    assert "Aborted" not in command.text() and "Traceback" not in command.text()

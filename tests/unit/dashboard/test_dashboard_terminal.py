@@ -11,6 +11,7 @@ from kubeloop.dashboard.terminal import (
     render_views,
     revision_styles,
     rollout_exit_code,
+    status_lines,
 )
 from tests.unit.dashboard.builders import NOW
 from tests.unit.dashboard.test_dashboard_model import mid_rollout
@@ -98,3 +99,29 @@ def test_pods_match_status() -> None:
     assert not pods_match_status(lagging)
     ahead = {**view, "progress": {**view["progress"], "updated": 1}}
     assert not pods_match_status(ahead)
+
+
+def test_bars_are_full_at_their_target_not_at_the_surge_bound() -> None:
+    model, _ = mid_rollout()
+    lines = text_of(model.views(NOW)).splitlines()
+    updated = next(line for line in lines if line.strip().startswith("updated"))
+    available = next(line for line in lines if line.strip().startswith("available"))
+    # 2 of 4 updated: half the bar, whatever the surge bound (5 pods); 4 of 4 available: full.
+    assert updated.count("█") == 15
+    assert available.endswith(" 4/4") and available.count("█") == 30
+
+
+def test_failing_pods_show_their_reason_and_restarts() -> None:
+    model, _ = mid_rollout()
+    [view] = model.views(NOW)
+    pod = view["pods"][0]
+    failing = {**view, "pods": [{**pod, "state": "failing", "reason": "CrashLoopBackOff", "restarts": 3},
+                                *view["pods"][1:]]}
+    assert f"✗ {pod['name']}  CrashLoopBackOff, 3 restarts" in text_of([failing])
+
+
+def test_status_lines_as_kubectl_rollout_status() -> None:
+    model, _ = mid_rollout()
+    [view] = model.views(NOW)
+    assert status_lines([view]) == [view["rollout"]["message"]]
+    assert status_lines([view, view]) == [f"deployment/web: {view['rollout']['message']}"] * 2
