@@ -10,7 +10,9 @@ importing a controller's pure core does not pull in the client and the runtime.
     await manager.start()
 
 Feature gates use upstream's names (``{"CloneSetShortHash": True}``); the controllers of
-:data:`GATED_CONTROLLERS` receive them, the others have none.
+:data:`GATED_CONTROLLERS` receive them, the others have none. OpenKruise's gates go to the
+CloneSet controller; kube-controller-manager's gates that kubeloop models are in
+:data:`KUBE_GATES` (``AllAlpha``/``AllBeta`` set them too, by their stage).
 """
 
 from __future__ import annotations
@@ -37,8 +39,22 @@ CONTROLLERS: dict[str, str] = {
 
 DEFAULT_CONTROLLERS = ("replicaset", "deployment", "garbagecollector", "endpoint", "endpointslice")
 
-GATED_CONTROLLERS: frozenset[str] = frozenset({"cloneset"})
+GATED_CONTROLLERS: frozenset[str] = frozenset({"cloneset", "replicaset"})
 """Controllers whose builder takes ``feature_gates=`` (upstream gate name -> enabled)."""
+
+KUBE_GATES: dict[str, bool] = {"DeploymentReplicaSetTerminatingReplicas": True}
+"""kube-controller-manager gates kubeloop models -> alpha (True) or beta; off by default, as in
+Kubernetes 1.33: ``DeploymentReplicaSetTerminatingReplicas`` makes the ReplicaSet controller
+report ``status.terminatingReplicas`` (and so the Deployment controller, which sums them)."""
+
+
+def kube_gate(feature_gates: Mapping[str, bool] | None, name: str) -> bool:
+    """Whether the kube-controller-manager gate ``name`` is on: named explicitly, or switched by
+    ``AllAlpha`` / ``AllBeta`` for its stage; off otherwise."""
+    gates = feature_gates or {}
+    if name in gates:
+        return bool(gates[name])
+    return bool(gates.get("AllAlpha" if KUBE_GATES[name] else "AllBeta", False))
 
 
 class UnknownControllerError(ValueError):
@@ -70,7 +86,10 @@ def check_feature_gates(feature_gates: Mapping[str, bool]) -> None:
     """Raise :class:`ValueError` unless every name is a gate some controller knows, set to a bool."""
     from kubeloop.controllers.cloneset.featuregates import feature_gates_from
 
-    feature_gates_from(feature_gates)
+    for name in KUBE_GATES:
+        if name in feature_gates and not isinstance(feature_gates[name], bool):
+            raise ValueError(f"feature gate {name} must be true or false, got {feature_gates[name]!r}")
+    feature_gates_from({k: v for k, v in feature_gates.items() if k not in KUBE_GATES})
 
 
 async def add_controllers(manager: Manager, names: Iterable[str] = DEFAULT_CONTROLLERS, *,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from prometheus_client import REGISTRY, CollectorRegistry
 
+from kubeloop.client import ApiException, TransportError
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 from kubeloop.runtime.handlers import EnqueueHandler, Mapper, Request, requests_for_object
 from kubeloop.runtime.informers.informer import HandlerRegistration, SharedIndexInformer, wait_for_cache_sync
@@ -152,6 +153,14 @@ class Controller:
             self._terminal.inc()
             self._total["error"].inc()
             log.error("controller %s: %s: terminal error: %s", self.name, request, exc)
+        except (ApiException, TransportError) as exc:
+            # An API answer or a connection failure is expected in a cluster (an object deleted
+            # mid-sync, a conflict, a server restarting): one line, as upstream's
+            # "error syncing ..., requeuing", not a traceback.
+            self._errors.inc()
+            self._total["error"].inc()
+            log.error("controller %s: error syncing %s, requeuing: %s", self.name, request, exc)
+            self.queue.add_rate_limited(request)
         except Exception:
             self._errors.inc()
             self._total["error"].inc()

@@ -107,8 +107,9 @@ class Manager:
     def recorder(self, component: str) -> EventRecorder:
         recorder = self._recorders.get(component)
         if recorder is None:
-            recorder = EventRecorder(ClientEventSink(self.client), component, host=socket.gethostname(),
-                                     clock=self.clock)
+            # As kube-controller-manager's recorders: the component only, no host (so Events carry
+            # no source.host and an empty reportingInstance).
+            recorder = EventRecorder(ClientEventSink(self.client), component, clock=self.clock)
             self._recorders[component] = recorder
         return recorder
 

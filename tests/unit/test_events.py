@@ -141,3 +141,19 @@ async def test_objects_without_kind_take_it_from_the_caller() -> None:
               kind="Deployment", api_version="apps/v1")
     await drain(rec)
     assert sink.calls[0][2]["involvedObject"]["kind"] == "Deployment"
+
+
+async def test_a_managers_recorders_name_no_host_as_kube_controller_managers() -> None:
+    from kubeloop.client import ApiClient, ClientConfig
+    from kubeloop.runtime.manager import Manager
+
+    async with ApiClient(ClientConfig(server="https://127.0.0.1:1")) as client:
+        manager_recorder = Manager(client).recorder("deployment-controller")
+    assert manager_recorder.host == ""
+    sink = FakeSink()
+    rec = EventRecorder(sink, "deployment-controller", clock=Clock(), wall=lambda: datetime(2030, 1, 1, tzinfo=UTC))
+    rec.event(POD, "Normal", "ScalingReplicaSet", "Scaled up")
+    await drain(rec)
+    event = sink.calls[0][2]
+    assert event["source"] == {"component": "deployment-controller"}
+    assert (event["reportingComponent"], event["reportingInstance"]) == ("deployment-controller", "")

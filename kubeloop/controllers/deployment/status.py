@@ -78,7 +78,22 @@ def calculate_status(
             "Deployment does not have minimum availability.",
             now,
         )
-    return cond.with_condition(status, condition)
+    return omit_empty(cond.with_condition(status, condition))
+
+
+OMITTED_WHEN_EMPTY = ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
+                      "unavailableReplicas", "conditions")
+"""DeploymentStatus fields with ``omitempty`` (k8s.io/api apps/v1) that are not pointers: left
+out at zero, as kube-controller-manager's status writes leave them (``terminatingReplicas`` and
+``collisionCount`` are pointers: 0 is kept)."""
+
+
+def omit_empty(status: Obj) -> Obj:
+    """``status`` without its zero or empty :data:`OMITTED_WHEN_EMPTY` fields."""
+    for key in OMITTED_WHEN_EMPTY:
+        if key in status and not status[key]:
+            del status[key]
+    return status
 
 
 def _count(status: Mapping[str, Any], key: str) -> int:

@@ -17,6 +17,7 @@ sync; deletion takes the pods ranked first by :mod:`.ranking`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -154,8 +155,12 @@ class ReplicaSetController:
         clock: Clock = REAL_CLOCK,
         wall: Callable[[], datetime] = now,
         burst_replicas: int = BURST_REPLICAS,
+        terminating_replicas: bool = False,
     ) -> None:
         self.client = client
+        self.terminating_replicas = terminating_replicas
+        """The DeploymentReplicaSetTerminatingReplicas gate (alpha, off in 1.33): report
+        ``status.terminatingReplicas``."""
         self.replica_sets = replica_sets
         self.pods = pods
         self.recorder = recorder
@@ -349,7 +354,8 @@ class ReplicaSetController:
 
         def counts(current: Obj, now: datetime) -> ReplicaCounts:
             extra = self._count(current, claimed_now_facts, orphan_terminating, now)
-            return tally.counts(_int(section(current, "spec").get("minReadySeconds"), 0), now, (extra,))
+            found = tally.counts(_int(section(current, "spec").get("minReadySeconds"), 0), now, (extra,))
+            return found if self.terminating_replicas else dataclasses.replace(found, terminating=None)
 
         manage_error: BaseException | None = None
         if needs_sync and not is_being_deleted(replica_set):
@@ -531,13 +537,18 @@ def no_requests(obj: Mapping[str, Any]) -> list[Request]:
 
 
 async def add_replica_set_controller(
-    manager: Manager, *, workers: int = 5, wall: Callable[[], datetime] = now
+    manager: Manager, *, workers: int = 5, wall: Callable[[], datetime] = now,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> ReplicaSetController:
-    """Build the ReplicaSet controller on ``manager``'s shared informers and register it."""
+    """Build the ReplicaSet controller on ``manager``'s shared informers and register it
+    (``feature_gates``: upstream names, see :data:`kubeloop.controllers.KUBE_GATES`)."""
+    from kubeloop.controllers import kube_gate
+
     replica_sets = await manager.factory.informer_for(REPLICA_SETS)
     pods = await manager.factory.informer_for(PODS, indexers={POD_CONTROLLER_INDEX: pod_controller_index})
     controller = ReplicaSetController(
-        manager.client, replica_sets, pods, manager.recorder(COMPONENT), clock=manager.clock, wall=wall
+        manager.client, replica_sets, pods, manager.recorder(COMPONENT), clock=manager.clock, wall=wall,
+        terminating_replicas=kube_gate(feature_gates, "DeploymentReplicaSetTerminatingReplicas"),
     )
     runtime_controller = await (
         manager.controller(NAME)

@@ -125,7 +125,17 @@ def status_from_counts(
         status.pop("terminatingReplicas", None)
     else:
         status["terminatingReplicas"] = counts.terminating
+    # What upstream's ReplicaSetStatus (k8s.io/api apps/v1) leaves out when empty or zero
+    # (``omitempty``): the status written is the one kube-controller-manager writes.
+    for key in OMITTED_WHEN_EMPTY:
+        if key in status and not status[key]:
+            del status[key]
     return status
+
+
+OMITTED_WHEN_EMPTY = ("conditions", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
+"""ReplicaSetStatus fields with ``omitempty`` that a status write carries only when set
+(``replicas`` has none; ``terminatingReplicas`` is a pointer: 0 is written when tracked)."""
 
 
 def status_needs_update(replica_set: Mapping[str, Any], new_status: Mapping[str, Any]) -> bool:

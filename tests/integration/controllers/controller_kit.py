@@ -23,10 +23,10 @@ class ControllerRunner:
         self._kubeconfig = kubeconfig
         self._running: list[tuple[Manager, ApiClient]] = []
 
-    async def start(self, *names: str) -> Manager:
+    async def start(self, *names: str, feature_gates: dict[str, bool] | None = None) -> Manager:
         client = ApiClient(load_kubeconfig(str(self._kubeconfig)))
         manager = Manager(client, ManagerOptions(name="test", detect_cache_mutations=True))
-        await add_controllers(manager, names)
+        await add_controllers(manager, names, feature_gates=feature_gates)
         await manager.start()
         self._running.append((manager, client))
         return manager

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from controller_kit import (
     NAMESPACE,
     ControllerRunner,
@@ -155,8 +156,11 @@ async def test_ready_and_available_with_min_ready_seconds(client: ApiClient, run
     await eventually(counts)
 
 
-async def test_terminating_and_failed_pods_are_replaced(client: ApiClient, runner: ControllerRunner) -> None:
-    await runner.start("replicaset")
+@pytest.mark.parametrize("gate", [True, False], ids=["terminating-replicas-gate", "gate-off"])
+async def test_terminating_and_failed_pods_are_replaced(client: ApiClient, runner: ControllerRunner,
+                                                        gate: bool) -> None:
+    # DeploymentReplicaSetTerminatingReplicas (alpha, off in 1.33) alone makes the status count them.
+    await runner.start("replicaset", feature_gates={"DeploymentReplicaSetTerminatingReplicas": gate})
     rs = await client.create(REPLICA_SETS, replica_set("rs", 2), namespace=NAMESPACE)
 
     async def two() -> list[Obj] | None:
@@ -173,7 +177,7 @@ async def test_terminating_and_failed_pods_are_replaced(client: ApiClient, runne
     async def replaced() -> bool:
         status = await rs_status(client, "rs")
         return len(await owned_pods(client, rs)) == 4 and status.get("replicas") == 2 \
-            and status.get("terminatingReplicas") == 1
+            and status.get("terminatingReplicas") == (1 if gate else None) and "conditions" not in status
 
     await eventually(replaced)
     await client.patch(PODS, first["metadata"]["name"], {"metadata": {"finalizers": None}}, namespace=NAMESPACE)

@@ -1,4 +1,5 @@
 import asyncio
+import logging
 from collections import Counter
 from typing import Any
 
@@ -182,3 +183,24 @@ def test_invalid_worker_count() -> None:
 
     with pytest.raises(ValueError):
         Controller("x", reconcile, max_concurrent_reconciles=0, registry=CollectorRegistry())
+
+
+async def test_api_errors_log_one_line_and_bugs_a_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    from kubeloop.client import NotFound
+
+    calls: dict[str, int] = {"gone": 0, "bug": 0}
+
+    async def reconcile(request: Request) -> None:
+        calls[request.name] += 1
+        if request.name == "gone":
+            raise NotFound(404, "NotFound", 'replicasets.apps "gone" not found')
+        raise KeyError("a bug")
+
+    controller = Controller("errors", reconcile, registry=CollectorRegistry())
+    with caplog.at_level(logging.ERROR, logger="kubeloop.runtime.controller"):
+        await controller.process(Request("default", "gone"))
+        await controller.process(Request("default", "bug"))
+    gone, bug = caplog.records
+    assert "error syncing" in gone.getMessage()
+    assert gone.exc_info is None and 'replicasets.apps "gone" not found' in gone.getMessage()
+    assert bug.exc_info is not None

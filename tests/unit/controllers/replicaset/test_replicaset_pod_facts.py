@@ -113,7 +113,8 @@ def replica_set() -> Obj:
 
 def build(pods: list[Obj]) -> tuple[ReplicaSetController, FakeApi, FakeQueue]:
     api, queue = FakeApi(), FakeQueue()
-    rsc = ReplicaSetController(api, cache(replica_set()), cache(*pods), FakeRecorder())  # type: ignore[arg-type]
+    rsc = ReplicaSetController(api, cache(replica_set()), cache(*pods), FakeRecorder(),  # type: ignore[arg-type]
+                               terminating_replicas=True)
     rsc.bind(queue)
     return rsc, api, queue
 
