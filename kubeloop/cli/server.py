@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
-from kubeloop.server.app import KubeServer, ServerConfig
+from kubeloop.server.app import AUTHORIZATION_MODES, KubeServer, ServerConfig
 from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE
 
 
@@ -46,9 +46,12 @@ async def _serve(config: ServerConfig) -> None:
 @click.option("--memory", is_flag=True, help="Keep objects in memory only (nothing survives a restart).")
 @click.option("--watch-cache-size", default=DEFAULT_WATCH_CACHE_SIZE, show_default=True, type=click.IntRange(1),
               help="Changes kept per resource type for watches; older resourceVersions get 410 Gone.")
-def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size: int) -> None:
+@click.option("--authorization-mode", type=click.Choice(AUTHORIZATION_MODES), default="RBAC", show_default=True,
+              help="How requests of users outside system:masters are authorized.")
+def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size: int, authorization_mode: str) -> None:
     """Run the embedded API server (HTTPS, bearer token; writes DATA_DIR/kubeconfig)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = ServerConfig(data_dir=data_dir, host=host, port=port, memory=memory, watch_cache_size=watch_cache_size)
+    config = ServerConfig(data_dir=data_dir, host=host, port=port, memory=memory, watch_cache_size=watch_cache_size,
+                          authorization_mode=authorization_mode)
     use_cache_friendly_gc()
     asyncio.run(_serve(config))

@@ -45,13 +45,14 @@ READY_TIMEOUT = 120.0
 async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, pod_start_delay: float,
               pod_ready_delay: float, pod_termination_delay: float, names: tuple[str, ...],
               health_port: int | None, dashboard_port: int | None, apply: tuple[Path, ...] = (),
-              feature_gates: Mapping[str, bool] | None = None) -> None:
+              feature_gates: Mapping[str, bool] | None = None, authorization_mode: str = "RBAC") -> None:
     from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster
 
     kubelet = kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay)
     cluster = EmbeddedCluster(ClusterConfig(data_dir=data_dir, host=host, port=port, memory=memory, kubelet=kubelet,
                                             controllers=names, health_port=health_port,
-                                            feature_gates=feature_gates or None))
+                                            feature_gates=feature_gates or None,
+                                            authorization_mode=authorization_mode))
     with stop_on_signals() as stop:
         stop_dashboard: Callable[[], Awaitable[None]] | None = None
         try:
@@ -147,14 +148,16 @@ async def _apply(cluster: EmbeddedCluster, paths: tuple[Path, ...]) -> None:
 @click.option("--apply", "apply", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Create (or update) the objects of this YAML file once ready; repeatable.")
 @click.option("--feature-gates", "feature_gates_text", default=None, metavar="NAME=BOOL,...", help=FEATURE_GATES_HELP)
+@click.option("--authorization-mode", type=click.Choice(("RBAC", "AlwaysAllow")), default="RBAC", show_default=True,
+              help="How the API server authorizes requests of users outside system:masters.")
 def up(data_dir: Path, port: int, host: str, memory: bool, nodes: int, pod_start_delay: float,
        pod_ready_delay: float, pod_termination_delay: float, controllers_text: str | None,
        health_port: int | None, dashboard_port: int, no_dashboard: bool, apply: tuple[Path, ...],
-       feature_gates_text: str | None) -> None:
+       feature_gates_text: str | None, authorization_mode: str) -> None:
     """Run the API server, the simulated kubelet and the controllers in one process."""
     names = controller_names(controllers_text)
     gates = feature_gate_settings(feature_gates_text)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     use_cache_friendly_gc()
     asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
-                    names, health_port, None if no_dashboard else dashboard_port, apply, gates))
+                    names, health_port, None if no_dashboard else dashboard_port, apply, gates, authorization_mode))

@@ -30,7 +30,9 @@ from kubeloop.server.admission import BUILTIN_RULES
 from kubeloop.server.admission.cloneset import cloneset_rules
 from kubeloop.server.auth.attributes import PUBLIC_INFO_PATHS, forbidden, request_attributes
 from kubeloop.server.auth.authenticator import Authenticator
-from kubeloop.server.auth.authorizer import PublicInfoOnly
+from kubeloop.server.auth.authorizer import AlwaysAllow, Authorizer
+from kubeloop.server.auth.rbac.bootstrap import ensure_rbac_policy
+from kubeloop.server.auth.rbac.resolver import RBACAuthorizer
 from kubeloop.server.auth.user import CURRENT_USER, USER_KEY
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
@@ -79,6 +81,20 @@ class ServerConfig:
     ready_check: Callable[[], bool] | None = None
     """Extra readiness: ``/readyz`` answers 500 while it returns False (``kubeloop up`` passes
     "every controller's caches have synced"; the server itself knows nothing of controllers)."""
+    authorization_mode: str = "RBAC"
+    """``RBAC`` (kube-apiserver's default here) or ``AlwaysAllow`` (``--authorization-mode``)."""
+
+
+AUTHORIZATION_MODES = ("RBAC", "AlwaysAllow")
+
+
+def build_authorizer(mode: str, storage: Storage) -> Authorizer:
+    """The authorizer of ``--authorization-mode``; ValueError for an unknown mode."""
+    if mode == "RBAC":
+        return RBACAuthorizer(storage)
+    if mode == "AlwaysAllow":
+        return AlwaysAllow()
+    raise ValueError(f"unknown authorization mode {mode!r} (known: {', '.join(AUTHORIZATION_MODES)})")
 
 
 def error_response(error: ApiError, accept: str | None = None) -> web.Response:
@@ -167,8 +183,9 @@ def build_registry(storage: Storage) -> Registry:
 
 
 def bootstrap(state: ServerState) -> None:
-    """Default namespaces, the mandatory configuration objects (:mod:`.mandatory`) and built-in
-    CRDs exist from the start (each created only when missing).
+    """Default namespaces, the mandatory configuration objects (:mod:`.mandatory`), the bootstrap
+    RBAC policy (:mod:`.auth.rbac.bootstrap`, reconciled) and built-in CRDs exist from the start
+    (each created only when missing).
 
     Namespaces created from now on get their default content (``default`` ServiceAccount,
     ``kube-root-ca.crt``) as they are stored.
@@ -183,6 +200,7 @@ def bootstrap(state: ServerState) -> None:
         info = state.registry.lookup(group, version, resource)
         if info is not None and state.storage.get(info.resource_type, "", body["metadata"]["name"]) is None:
             create_object(state, info, body, dry_run=False)
+    ensure_rbac_policy(state)
     crd_info = state.registry.lookup(crd.GROUP, "v1", "customresourcedefinitions")
     if crd_info is None:
         return
@@ -257,7 +275,7 @@ class KubeServer:
             state = ServerState(storage, build_registry(storage))
             credentials = ensure_credentials(config.data_dir, config.host)
             state.admin_token = credentials.token
-            state.authorizer = PublicInfoOnly()
+            state.authorizer = build_authorizer(config.authorization_mode, storage)
             state.root_ca = credentials.ca_cert.read_text()
             crd.install(state)
             bootstrap(state)

@@ -78,6 +78,8 @@ class ClusterConfig:
     feature_gates: Mapping[str, bool] | None = None
     """Controller feature gates by upstream name (``{"CloneSetShortHash": True}``, ``AllAlpha``
     too); ``None`` keeps upstream's defaults. Unknown names make ``start`` raise ValueError."""
+    authorization_mode: str = "RBAC"
+    """The API server's ``--authorization-mode`` (``RBAC`` or ``AlwaysAllow``)."""
 
 
 class EmbeddedCluster:
@@ -87,7 +89,8 @@ class EmbeddedCluster:
         self.config = config
         self.server = KubeServer(ServerConfig(data_dir=config.data_dir, host=config.host, port=config.port,
                                               memory=config.memory, watch_cache_size=config.watch_cache_size,
-                                              ready_check=self.ready))
+                                              ready_check=self.ready,
+                                              authorization_mode=config.authorization_mode))
         self._client: ApiClient | None = None
         self._kubelet_client: ApiClient | None = None
         self._manager: Manager | None = None

@@ -10,6 +10,7 @@ server without basic auth, as upstream's bearer-token authenticator ignores it.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 
 from kubeloop.api.status import unauthorized_error
 from kubeloop.server.auth.user import ADMIN_USER, ANONYMOUS_USER, UserInfo
@@ -26,13 +27,19 @@ def bearer_token(authorization: str | None) -> str | None:
 class Authenticator:
     """The server's authenticators; today the administrator's static bearer token."""
 
-    def __init__(self, admin_token: str) -> None:
+    def __init__(self, admin_token: str, static_tokens: Mapping[str, UserInfo] | None = None) -> None:
         self._admin = admin_token.encode()
+        self._static = {token.encode(): user for token, user in (static_tokens or {}).items() if token}
+        """Further bearer tokens and whom they name (upstream's ``--token-auth-file``)."""
 
     def authenticate_token(self, token: str) -> UserInfo | None:
         """The user ``token`` authenticates, None when it authenticates nobody (TokenReview)."""
         if self._admin and hmac.compare_digest(token.encode(), self._admin):
             return ADMIN_USER
+        encoded = token.encode()
+        for known, user in self._static.items():
+            if hmac.compare_digest(encoded, known):
+                return user
         return None
 
     def authenticate(self, authorization: str | None, peer_certificate: object = None) -> UserInfo:
