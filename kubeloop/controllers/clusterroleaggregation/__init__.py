@@ -1,0 +1,1 @@
+"""The ClusterRole aggregation controller (kube-controller-manager's ``clusterrole-aggregation``)."""
