@@ -28,7 +28,8 @@ G = "rbac.authorization.k8s.io"
 TOKEN = "alice-secret-token"
 ALICE = UserInfo("alice", ("devs", AUTHENTICATED))
 KUBECTLS = [path for path in ("/usr/lib/google-cloud-sdk/bin/kubectl.1.33",
-                              *os.environ.get("KUBELOOP_KUBECTL", "").split(os.pathsep)) if path and Path(path).exists()]
+                              *os.environ.get("KUBELOOP_KUBECTL", "").split(os.pathsep))
+            if path and Path(path).exists()]
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ the measured cost.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubeloop.api.status import go_quote
@@ -56,6 +56,11 @@ class Grant:
     rules: tuple[Rule, ...] = ()
     missing: tuple[str, str] = ("", "")
     """(kind, name) of the role the binding refers to when it does not exist."""
+    allowed: Decision = field(init=False, repr=False, compare=False)
+    """The decision of a request one of its rules allows (worded once: grants are cached)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allowed", Decision(True, f"RBAC: allowed by {self.source}"))
 
     def error(self, plural: bool = False) -> str:
         """The resolution error, worded as the listers (``clusterrole...``) or, with
@@ -243,7 +248,7 @@ class RBACAuthorizer:
         for grant in self.resolver.visit(user, attributes.namespace):
             for rule in grant.rules:
                 if rule_allows(attributes, rule):
-                    return Decision(True, f"RBAC: allowed by {grant.source}")
+                    return grant.allowed
             if grant.missing[0]:
                 errors.append(grant.error())
         return Decision(False, f"RBAC: {aggregate(errors)}" if errors else "")

@@ -31,8 +31,8 @@ def test_selected_rules_in_role_name_order_without_duplicates() -> None:
 
 
 def test_selectors_in_order_and_the_role_itself_excluded() -> None:
-    role = _role("agg", {"x": "1"}, [_rule("self")], selectors=[{"matchLabels": {"y": "1"}},
-                                                                 {"matchExpressions": [{"key": "x", "operator": "Exists"}]}])
+    selectors = [{"matchLabels": {"y": "1"}}, {"matchExpressions": [{"key": "x", "operator": "Exists"}]}]
+    role = _role("agg", {"x": "1"}, [_rule("self")], selectors=selectors)
     roles = [role, _role("b", {"x": "1"}, [_rule("b")]), _role("c", {"y": "1"}, [_rule("c")])]
     assert aggregated_rules(role, roles) == [_rule("c"), _rule("b")]
 

@@ -151,8 +151,8 @@ def test_rules_for_lists_cluster_then_namespace_rules_and_errors(storage: Storag
     _bind(storage, "y", "Role", "b", [_user("alice")], namespace="ns")
     _bind(storage, "z", "Role", "missing", [_user("alice")], namespace="ns")
     rules, errors = RBACAuthorizer(storage).resolver.rules_for(ALICE, "ns")
-    assert [r.as_json() for r in rules] == PODS_GET + [
-        {"verbs": ["list"], "apiGroups": ["apps"], "resources": ["deployments"]}]
+    assert [r.as_json() for r in rules] == [
+        *PODS_GET, {"verbs": ["list"], "apiGroups": ["apps"], "resources": ["deployments"]}]
     assert errors == ['role.rbac.authorization.k8s.io "missing" not found']
 
 

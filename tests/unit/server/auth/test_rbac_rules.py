@@ -41,7 +41,8 @@ def test_each_verb_is_allowed_only_by_a_rule_naming_it_or_star(verb: str) -> Non
 
 @pytest.mark.parametrize(("rule", "request_", "allowed"), [
     # API groups: exact or "*".
-    (_rule(verbs=["get"], apiGroups=["apps"], resources=["deployments"]), _resource("get", "deployments", "apps"), True),
+    (_rule(verbs=["get"], apiGroups=["apps"], resources=["deployments"]),
+     _resource("get", "deployments", "apps"), True),
     (_rule(verbs=["get"], apiGroups=[""], resources=["deployments"]), _resource("get", "deployments", "apps"), False),
     (_rule(verbs=["get"], apiGroups=["*"], resources=["deployments"]), _resource("get", "deployments", "apps"), True),
     # Resources: "*" covers subresources too; a plain resource does not cover its subresources.
