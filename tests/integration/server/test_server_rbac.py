@@ -336,3 +336,62 @@ def test_kubectl_auth_can_i(server: ServerThread, admin: client.ApiClient, alice
     rows = [line.split() for line in listing.stdout.splitlines()]
     assert ["jobs.batch", "[]", "[]", "[delete", "get]"] in rows
     assert any(row[0] == "selfsubjectaccessreviews.authorization.k8s.io" for row in rows)
+
+
+def test_always_allow_mode_lets_every_user_do_everything(tmp_path: Path) -> None:
+    thread = ServerThread(ServerConfig(data_dir=tmp_path, port=0, memory=True, authorization_mode="AlwaysAllow"))
+    try:
+        state = thread.server.state
+        assert state is not None
+
+        def register() -> None:
+            state.authenticator = Authenticator(thread.token, {TOKEN: ALICE})
+
+        thread.run(register)
+        assert _as_alice(thread, "GET", "/api/v1/nodes")[0] == 200
+        # No escalation check can fail: `escalate` is allowed too.
+        role = {"metadata": {"name": "all"}, "rules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]}
+        assert _as_alice(thread, "POST", f"/apis/{G}/v1/namespaces/default/roles", role)[0] == 201
+        status, answer = _review(thread, "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {
+            "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
+            "spec": {"namespace": "default"}}, as_alice=True)
+        assert status == 201
+        assert answer["status"] == {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                                    "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+                                    "incomplete": False}
+        # The bootstrap policy is there whatever the mode, as upstream's post-start hook.
+        assert raw_request(thread, "GET", f"/apis/{G}/v1/clusterroles/cluster-admin")[0] == 200
+    finally:
+        thread.stop()
+
+
+def test_an_aggregation_rule_needs_cluster_admin(server: ServerThread, admin: client.ApiClient) -> None:
+    rbac = client.RbacAuthorizationV1Api(admin)
+    rbac.create_cluster_role({"metadata": {"name": "clusterrole-writer"}, "rules": [
+        {"verbs": ["create", "update", "get"], "apiGroups": [G], "resources": ["clusterroles"]}]})
+    rbac.create_cluster_role_binding({"metadata": {"name": "devs-write-clusterroles"},
+                                      "roleRef": {"apiGroup": G, "kind": "ClusterRole", "name": "clusterrole-writer"},
+                                      "subjects": [{"kind": "Group", "apiGroup": G, "name": "devs"}]})
+    path = f"/apis/{G}/v1/clusterroles"
+    aggregated = {"metadata": {"name": "gather"}, "aggregationRule": {
+        "clusterRoleSelectors": [{"matchLabels": {"gather": "true"}}]}}
+    status, answer = _as_alice(server, "POST", path, aggregated)
+    assert status == 403
+    assert answer["message"] == (f'clusterroles.{G} "gather" is forbidden: must have cluster-admin privileges to use '
+                                 "the aggregationRule")
+    # Rules the user holds are fine.
+    held = {"metadata": {"name": "held-cluster"}, "rules": [{"verbs": ["get"], "apiGroups": [G],
+                                                              "resources": ["clusterroles"]}]}
+    assert _as_alice(server, "POST", path, held)[0] == 201
+    # A role granting more than the user holds may still get owner references (the GC's fields) from
+    # that user, but no other change.
+    rbac.create_cluster_role({"metadata": {"name": "beyond"}, "rules": [
+        {"verbs": ["delete"], "apiGroups": [""], "resources": ["secrets"]}]})
+    current = orjson.loads(raw_request(server, "GET", f"{path}/beyond")[2])
+    current["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "x",
+                                               "uid": "6b9a7c1e-0000-4000-8000-000000000001"}]
+    status, updated = _as_alice(server, "PUT", f"{path}/beyond", current)
+    assert status == 200, updated
+    updated["metadata"]["labels"] = {"changed": "yes"}
+    status, answer = _as_alice(server, "PUT", f"{path}/beyond", updated)
+    assert status == 403 and "attempting to grant RBAC permissions not currently held" in answer["message"]
