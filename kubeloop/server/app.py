@@ -1,9 +1,10 @@
 """The HTTPS application: authentication, error mapping, bootstrap and lifecycle.
 
 :class:`KubeServer` opens the store, serves the built-in kinds and every stored CRD (plus the
-CloneSet CRD when its manifest is available), creates the default namespaces, and answers over
-HTTPS with a bearer token (which ``/metrics``, the server's Prometheus metrics, also needs;
-only the health and version paths are public). Every error leaves as a ``Status``; an
+CloneSet CRD when its manifest is available), creates the default namespaces and the bootstrap
+RBAC policy, and answers over HTTPS; requests are authorized by RBAC (``authorization_mode``),
+so anonymous users reach only what the bootstrap policy grants them (the health and version
+paths). Every error leaves as a ``Status``; an
 unexpected exception is logged and answered as a 500 ``InternalError`` Status, never as a
 stack trace.
 """

@@ -38,10 +38,12 @@ def decide(authorizer: Authorizer, user: UserInfo, attributes: RequestAttributes
     return authorizer.authorize(user, attributes)
 
 
-def _go_non_resource(value: Any) -> GoLiteral:
+def _go_non_resource(value: Any) -> GoLiteral | str:
+    """The attributes as a field error prints them: a nil pointer as the string "null", a set
+    one as Go's ``%#v`` of the struct it points to."""
     if not isinstance(value, Mapping):
-        return GoLiteral("null")
-    return GoLiteral(f"&authorization.NonResourceAttributes{{Path:{go_quote(str(value.get('path') or ''))}, "
+        return "null"
+    return GoLiteral(f"authorization.NonResourceAttributes{{Path:{go_quote(str(value.get('path') or ''))}, "
                      f"Verb:{go_quote(str(value.get('verb') or ''))}}}")
 
 
