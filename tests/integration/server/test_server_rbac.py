@@ -395,3 +395,35 @@ def test_an_aggregation_rule_needs_cluster_admin(server: ServerThread, admin: cl
     updated["metadata"]["labels"] = {"changed": "yes"}
     status, answer = _as_alice(server, "PUT", f"{path}/beyond", updated)
     assert status == 403 and "attempting to grant RBAC permissions not currently held" in answer["message"]
+
+
+def test_a_restart_reconciles_the_bootstrap_policy_unless_autoupdate_is_false(tmp_path: Path) -> None:
+    basic = f"/apis/{G}/v1/clusterroles/system:basic-user"
+    discovery = f"/apis/{G}/v1/clusterrolebindings/system:discovery"
+
+    def start() -> ServerThread:
+        return ServerThread(ServerConfig(data_dir=tmp_path, port=0))
+
+    thread = start()
+    try:
+        role = orjson.loads(raw_request(thread, "GET", basic)[2])
+        expected_rules = role["rules"]
+        role["rules"] = role["rules"][:1]
+        assert raw_request(thread, "PUT", basic, body=orjson.dumps(role))[0] == 200
+        binding = orjson.loads(raw_request(thread, "GET", discovery)[2])
+        binding["subjects"] = []
+        binding["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"] = "false"
+        assert raw_request(thread, "PUT", discovery, body=orjson.dumps(binding))[0] == 200
+    finally:
+        thread.stop()
+    thread = start()
+    try:
+        restored = orjson.loads(raw_request(thread, "GET", basic)[2])
+        # The missing rules come back, broken down to one resource each (upstream's Covers).
+        assert restored["rules"][0] == expected_rules[0]
+        assert all(any(set(rule["resources"]) <= set(have["resources"]) for have in restored["rules"])
+                   for rule in expected_rules)
+        assert len(restored["rules"]) > 1
+        assert orjson.loads(raw_request(thread, "GET", discovery)[2]).get("subjects") in (None, [])
+    finally:
+        thread.stop()
