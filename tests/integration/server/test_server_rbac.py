@@ -275,6 +275,12 @@ def test_self_reviews_answer_for_the_requesting_user(server: ServerThread, admin
         answer["status"]["nonResourceRules"]
     assert answer["status"]["incomplete"] is False
     assert answer["status"]["evaluationError"] == 'role.rbac.authorization.k8s.io "no-such-role" not found'
+    # A denial names the binding's missing role after the 403's text, as upstream appends the reason.
+    status, answer = _as_alice(server, "GET", "/api/v1/namespaces/rbac-self/secrets")
+    assert status == 403
+    assert answer["message"] == ('secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" '
+                                 'in the namespace "rbac-self": RBAC: role.rbac.authorization.k8s.io "no-such-role" '
+                                 "not found")
 
 
 def test_escalation_is_refused_unless_held_or_escalate_or_bind(server: ServerThread, admin: client.ApiClient) -> None:
