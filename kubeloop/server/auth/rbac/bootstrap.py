@@ -84,7 +84,9 @@ def reconcile_role(existing: Mapping[str, Any], expected: Mapping[str, Any]) -> 
         return None
     result: Obj = copy_object(existing)
     _merge_meta(result, expected)
-    missing: list[Rule] = missing_rules(rules_of(existing), rules_of(expected))
+    # Unchanged rules (every restart but the first) need no coverage check, the costly part.
+    missing: list[Rule] = [] if existing.get("rules") == expected.get("rules") else \
+        missing_rules(rules_of(existing), rules_of(expected))
     if missing:
         result["rules"] = list(result.get("rules") or []) + [rule.as_json() for rule in missing]
     if expected.get("aggregationRule") is None and existing.get("aggregationRule") is not None:
