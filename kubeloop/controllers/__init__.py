@@ -33,13 +33,13 @@ CONTROLLERS: dict[str, str] = {
     "cloneset": "kubeloop.controllers.cloneset.controller:add_cloneset_controller",
     "endpoint": "kubeloop.controllers.endpoints.controller:add_endpoints_controller",
     "endpointslice": "kubeloop.controllers.endpointslice.controller:add_endpoint_slice_controller",
-    "clusterrole-aggregation":
+    "clusterroleaggregation":
         "kubeloop.controllers.clusterroleaggregation.controller:add_clusterrole_aggregation_controller",
 }
 """Controller name -> ``module:function`` of its builder (``async def build(manager)``)."""
 
 DEFAULT_CONTROLLERS = ("replicaset", "deployment", "garbagecollector", "endpoint", "endpointslice",
-                       "clusterrole-aggregation")
+                       "clusterroleaggregation")
 
 GATED_CONTROLLERS: frozenset[str] = frozenset({"cloneset"})
 """Controllers whose builder takes ``feature_gates=`` (upstream gate name -> enabled)."""

@@ -21,7 +21,7 @@ from kubeloop.runtime.manager import Manager
 
 log = logging.getLogger(__name__)
 
-NAME = "clusterrole-aggregation"
+NAME = "clusterroleaggregation"
 FIELD_MANAGER = "clusterrole-aggregation-controller"
 CLUSTER_ROLES = find_builtin("clusterroles.rbac.authorization.k8s.io")
 Obj = dict[str, Any]

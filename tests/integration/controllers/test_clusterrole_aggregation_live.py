@@ -20,7 +20,7 @@ async def _rules(client: ApiClient, name: str) -> list[Any]:
 async def test_a_role_labelled_aggregate_to_edit_shows_up_in_edit_and_admin(client: ApiClient,
                                                                            runner: ControllerRunner) -> None:
     assert CLUSTER_ROLES is not None
-    await runner.start("clusterrole-aggregation")
+    await runner.start("clusterroleaggregation")
     # The bootstrap aggregate-to-* roles fill the aggregated ones (view's rules land in edit too).
     view = await eventually(lambda: _rules(client, "view"), what="view aggregated")
     assert view
