@@ -160,4 +160,5 @@ def up(data_dir: Path, port: int, host: str, memory: bool, nodes: int, pod_start
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     use_cache_friendly_gc()
     asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
-                    names, health_port, None if no_dashboard else dashboard_port, apply, gates, authorization_mode))
+                    names, health_port, None if no_dashboard else dashboard_port, apply, gates,
+                    authorization_mode=authorization_mode))

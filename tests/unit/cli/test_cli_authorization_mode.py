@@ -24,7 +24,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         seen["server"] = config.authorization_mode
 
     async def up(*args: Any, **kwargs: Any) -> None:
-        seen["up"] = args[-1] if len(args) > 11 else kwargs.get("authorization_mode", "RBAC")
+        seen["up"] = kwargs["authorization_mode"]
 
     monkeypatch.setattr(server_cli, "_serve", serve)
     monkeypatch.setattr(up_cli, "_up", up)
