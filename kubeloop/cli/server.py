@@ -11,7 +11,7 @@ import click
 
 from kubeloop.cli.starterrors import start_failure
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
-from kubeloop.server.app import KubeServer, ServerConfig
+from kubeloop.server.app import AUTHORIZATION_MODES, KubeServer, ServerConfig
 from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE
 
 
@@ -51,10 +51,13 @@ async def _serve(config: ServerConfig) -> None:
 @click.option("--client-cert", is_flag=True,
               help="Write a kubeconfig with an admin client certificate (CN kubernetes-admin, O system:masters) "
                    "instead of the bearer token, as kind does.")
-def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size: int, client_cert: bool) -> None:
+@click.option("--authorization-mode", type=click.Choice(AUTHORIZATION_MODES), default="RBAC", show_default=True,
+              help="How requests of users outside system:masters are authorized.")
+def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size: int, client_cert: bool,
+           authorization_mode: str) -> None:
     """Run the embedded API server (HTTPS, bearer token; writes DATA_DIR/kubeconfig)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = ServerConfig(data_dir=data_dir, host=host, port=port, memory=memory, watch_cache_size=watch_cache_size,
-                          client_cert=client_cert)
+                          client_cert=client_cert, authorization_mode=authorization_mode)
     use_cache_friendly_gc()
     asyncio.run(_serve(config))

@@ -50,7 +50,8 @@ READY_TIMEOUT = 120.0
 async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, pod_start_delay: float,
               pod_ready_delay: float, pod_termination_delay: float, names: tuple[str, ...],
               health_port: int | None, dashboard_port: int | None, apply: Manifests = (),
-              feature_gates: Mapping[str, bool] | None = None, client_cert: bool = False) -> None:
+              feature_gates: Mapping[str, bool] | None = None, client_cert: bool = False,
+              authorization_mode: str = "RBAC") -> None:
     from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster
 
     # The embedded cluster's control plane shows in kube-system, as a kind node's does.
@@ -58,7 +59,8 @@ async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, po
                                   control_plane_pods=True)
     cluster = EmbeddedCluster(ClusterConfig(data_dir=data_dir, host=host, port=port, memory=memory, kubelet=kubelet,
                                             controllers=names, health_port=health_port,
-                                            feature_gates=feature_gates or None, client_cert=client_cert))
+                                            feature_gates=feature_gates or None, client_cert=client_cert,
+                                            authorization_mode=authorization_mode))
     with stop_on_signals() as stop:
         stop_dashboard: Callable[[], Awaitable[None]] | None = None
         try:
@@ -193,10 +195,12 @@ async def _apply(cluster: EmbeddedCluster, manifests: Manifests) -> None:
 @click.option("--client-cert", is_flag=True,
               help="Write a kubeconfig with an admin client certificate (CN kubernetes-admin, O system:masters) "
                    "instead of the bearer token, as kind does.")
+@click.option("--authorization-mode", type=click.Choice(("RBAC", "AlwaysAllow")), default="RBAC", show_default=True,
+              help="How the API server authorizes requests of users outside system:masters.")
 def up(data_dir: Path | None, port: int, host: str, memory: bool, nodes: int, pod_start_delay: float,
        pod_ready_delay: float, pod_termination_delay: float, controllers_text: str | None,
        health_port: int | None, dashboard_port: int, no_dashboard: bool, apply: tuple[Path, ...],
-       feature_gates_text: str | None, client_cert: bool) -> None:
+       feature_gates_text: str | None, client_cert: bool, authorization_mode: str) -> None:
     """Run the API server, the simulated kubelet and the controllers in one process."""
     names = controller_names(controllers_text)
     gates = feature_gate_settings(feature_gates_text)
@@ -208,4 +212,4 @@ def up(data_dir: Path | None, port: int, host: str, memory: bool, nodes: int, po
     use_cache_friendly_gc()
     asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
                     names, health_port, None if no_dashboard else dashboard_port, manifests, gates,
-                    client_cert=client_cert))
+                    client_cert=client_cert, authorization_mode=authorization_mode))

@@ -1,4 +1,5 @@
-"""Controllers: ReplicaSet, Deployment, CloneSet, the garbage collector, Endpoints and EndpointSlices.
+"""Controllers: ReplicaSet, Deployment, CloneSet, the garbage collector, Endpoints, EndpointSlices and
+ClusterRole aggregation.
 
 :data:`CONTROLLERS` names the controllers ``kubeloop up`` and ``kubeloop controllers
 --controllers LIST`` can run, each with the function that builds it on a
@@ -34,10 +35,13 @@ CONTROLLERS: dict[str, str] = {
     "cloneset": "kubeloop.controllers.cloneset.controller:add_cloneset_controller",
     "endpoint": "kubeloop.controllers.endpoints.controller:add_endpoints_controller",
     "endpointslice": "kubeloop.controllers.endpointslice.controller:add_endpoint_slice_controller",
+    "clusterroleaggregation":
+        "kubeloop.controllers.clusterroleaggregation.controller:add_clusterrole_aggregation_controller",
 }
 """Controller name -> ``module:function`` of its builder (``async def build(manager)``)."""
 
-DEFAULT_CONTROLLERS = ("replicaset", "deployment", "garbagecollector", "endpoint", "endpointslice")
+DEFAULT_CONTROLLERS = ("replicaset", "deployment", "garbagecollector", "endpoint", "endpointslice",
+                       "clusterroleaggregation")
 
 GATED_CONTROLLERS: frozenset[str] = frozenset({"cloneset", "replicaset"})
 """Controllers whose builder takes ``feature_gates=`` (upstream gate name -> enabled)."""

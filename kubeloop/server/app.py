@@ -1,9 +1,10 @@
 """The HTTPS application: authentication, error mapping, bootstrap and lifecycle.
 
 :class:`KubeServer` opens the store, serves the built-in kinds and every stored CRD (plus the
-CloneSet CRD when its manifest is available), creates the default namespaces, and answers over
-HTTPS with a bearer token (which ``/metrics``, the server's Prometheus metrics, also needs;
-only the health and version paths are public). Every error leaves as a ``Status``; an
+CloneSet CRD when its manifest is available), creates the default namespaces and the bootstrap
+RBAC policy, and answers over HTTPS; requests are authorized by RBAC (``authorization_mode``),
+so anonymous users reach only what the bootstrap policy grants them (the health and version
+paths). Every error leaves as a ``Status``; an
 unexpected exception is logged and answered as a 500 ``InternalError`` Status, never as a
 stack trace.
 """
@@ -30,7 +31,9 @@ from kubeloop.server.admission import BUILTIN_RULES
 from kubeloop.server.admission.cloneset import cloneset_rules
 from kubeloop.server.auth.attributes import PUBLIC_INFO_PATHS, forbidden, request_attributes
 from kubeloop.server.auth.authenticator import Authenticator
-from kubeloop.server.auth.authorizer import PublicInfoOnly
+from kubeloop.server.auth.authorizer import AlwaysAllow, Authorizer
+from kubeloop.server.auth.rbac.bootstrap import ensure_rbac_policy
+from kubeloop.server.auth.rbac.resolver import RBACAuthorizer
 from kubeloop.server.auth.service_accounts import ServiceAccountTokens
 from kubeloop.server.auth.user import CURRENT_USER, USER_KEY
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
@@ -89,6 +92,20 @@ class ServerConfig:
     "every controller's caches have synced"; the server itself knows nothing of controllers)."""
     client_cert: bool = False
     """The kubeconfig written to ``data_dir`` carries an admin client certificate, not the token."""
+    authorization_mode: str = "RBAC"
+    """``RBAC`` (kube-apiserver's default here) or ``AlwaysAllow`` (``--authorization-mode``)."""
+
+
+AUTHORIZATION_MODES = ("RBAC", "AlwaysAllow")
+
+
+def build_authorizer(mode: str, storage: Storage) -> Authorizer:
+    """The authorizer of ``--authorization-mode``; ValueError for an unknown mode."""
+    if mode == "RBAC":
+        return RBACAuthorizer(storage)
+    if mode == "AlwaysAllow":
+        return AlwaysAllow()
+    raise ValueError(f"unknown authorization mode {mode!r} (known: {', '.join(AUTHORIZATION_MODES)})")
 
 
 def error_response(error: ApiError, accept: str | None = None) -> web.Response:
@@ -182,8 +199,9 @@ def build_registry(storage: Storage) -> Registry:
 
 
 def bootstrap(state: ServerState) -> None:
-    """Default namespaces, the mandatory configuration objects (:mod:`.mandatory`) and built-in
-    CRDs exist from the start (each created only when missing).
+    """Default namespaces, the mandatory configuration objects (:mod:`.mandatory`), the bootstrap
+    RBAC policy (:mod:`.auth.rbac.bootstrap`, reconciled) and built-in CRDs exist from the start
+    (each created only when missing).
 
     Namespaces created from now on get their default content (``default`` ServiceAccount,
     ``kube-root-ca.crt``) as they are stored.
@@ -198,6 +216,7 @@ def bootstrap(state: ServerState) -> None:
         info = state.registry.lookup(group, version, resource)
         if info is not None and state.storage.get(info.resource_type, "", body["metadata"]["name"]) is None:
             create_object(state, info, body, dry_run=False)
+    ensure_rbac_policy(state)
     crd_info = state.registry.lookup(crd.GROUP, "v1", "customresourcedefinitions")
     if crd_info is None:
         return
@@ -273,7 +292,7 @@ class KubeServer:
             state = ServerState(storage, build_registry(storage))
             credentials = ensure_credentials(config.data_dir, config.host)
             state.admin_token = credentials.token
-            state.authorizer = PublicInfoOnly()
+            state.authorizer = build_authorizer(config.authorization_mode, storage)
             state.root_ca = credentials.ca_cert.read_text()
             state.service_account_tokens = ServiceAccountTokens(
                 load_service_account_key(credentials), storage, lambda: state.clock().timestamp())

@@ -23,6 +23,7 @@ from kubeloop.api.status import (
 from kubeloop.server import crd, podplugins
 from kubeloop.server.admit import admit_create, admit_status_update, admit_update
 from kubeloop.server.apply import Manager, Shape, builtin_shape, record_update, schema_shape
+from kubeloop.server.auth.rbac.escalation import check_rbac_write
 from kubeloop.server.namespace_lifecycle import (
     check_deletable,
     check_open_for_create,
@@ -112,6 +113,7 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
         raise invalid_error(info.kind, info.group, "", [required("metadata.name", "name or generateName is required")])
     prepare_for_create(info, obj, state.now_text())
     service_hooks.before_create(state, info, obj)
+    check_rbac_write(state, info, obj, None)
     if _is_crd(info):
         errors = crd.validate_definition(obj, state.registry)
         if errors:
@@ -180,6 +182,7 @@ def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: O
         if _is_crd(info):
             extra += crd.validate_definition_update(new, old, state.registry)
         service_hooks.before_update(state, info, new, old)
+        check_rbac_write(state, info, new, old)
         admit_update(info, new, old, extra, podplugins.update_mutation(info, old))
         bump_generation(info, new, old)
     if _is_crd(info) and not status:

@@ -86,6 +86,8 @@ class ClusterConfig:
     """The controllers and the kubelet talk as service accounts of their own, bound to the rules
     they declare (:mod:`kubeloop.testing.identities`); False gives them the administrator's
     credentials."""
+    authorization_mode: str = "RBAC"
+    """The API server's ``--authorization-mode`` (``RBAC`` or ``AlwaysAllow``)."""
 
 
 class EmbeddedCluster:
@@ -95,7 +97,8 @@ class EmbeddedCluster:
         self.config = config
         self.server = KubeServer(ServerConfig(data_dir=config.data_dir, host=config.host, port=config.port,
                                               memory=config.memory, watch_cache_size=config.watch_cache_size,
-                                              ready_check=self.ready, client_cert=config.client_cert))
+                                              ready_check=self.ready, client_cert=config.client_cert,
+                                              authorization_mode=config.authorization_mode))
         self._client: ApiClient | None = None
         self._controllers_client: ApiClient | None = None
         self._kubelet_client: ApiClient | None = None

@@ -6,8 +6,8 @@ and a User or Group subject's ``apiGroup`` become ``rbac.authorization.k8s.io``.
 Validation as ``pkg/apis/rbac/validation/validation.go``: names are path segments, every rule
 has verbs and either resources (with API groups) or non-resource URLs (cluster roles only),
 aggregation rules have selectors, bindings point at a Role or ClusterRole of this group and
-``roleRef`` never changes. The escalation checks of the RBAC registry do not apply: the only
-user is the cluster admin (``system:masters``).
+``roleRef`` never changes. The escalation checks of the RBAC registry, which need the requesting
+user, live in :mod:`kubeloop.server.auth.rbac.escalation`.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hmac
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubeloop.api.status import unauthorized_error
@@ -55,8 +55,10 @@ class Authenticator:
     def __init__(self, admin_token: str, service_accounts: TokenValidator | None = None,
                  api_audiences: Sequence[str] = API_AUDIENCES,
                  monotonic: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
-                 cache_ttl: float = SUCCESS_TTL_SECONDS) -> None:
+                 cache_ttl: float = SUCCESS_TTL_SECONDS, static_tokens: Mapping[str, UserInfo] | None = None) -> None:
         self._admin = admin_token.encode()
+        self._static = {token.encode(): user for token, user in (static_tokens or {}).items() if token}
+        """Further bearer tokens and whom they name (upstream's ``--token-auth-file``)."""
         self.service_accounts = service_accounts
         self._api_audiences = tuple(api_audiences)
         self._monotonic = monotonic
@@ -87,6 +89,11 @@ class Authenticator:
         if self._admin and hmac.compare_digest(token.encode(), self._admin):
             shared = tuple(aud for aud in self._api_audiences if aud in wanted)
             return (TokenResult(ADMIN_USER, shared) if shared else TokenResult(None)), None
+        encoded = token.encode()
+        for known, user in self._static.items():
+            if hmac.compare_digest(encoded, known):
+                shared = tuple(aud for aud in self._api_audiences if aud in wanted)
+                return (TokenResult(user, shared) if shared else TokenResult(None)), None
         if self.service_accounts is None:
             return TokenResult(None), None
         try:

@@ -2,11 +2,9 @@
 
 kube-apiserver computes these per request (``pkg/registry/authentication/tokenreview``,
 ``selfsubjectreview``, ``pkg/registry/authorization/*accessreview``, ``selfsubjectrulesreview``,
-``pkg/registry/core/componentstatus``). This server authenticates one identity, the cluster
-administrator of its kubeconfig (in group ``system:masters``), and lets it do everything, so a
-review answers what an ``AlwaysAllow`` authorizer answers. A token review asks the server's
-authenticator (the admin token, service-account JWTs) for ``spec.audiences`` (the API
-audiences when empty). The access answers change when the server grows RBAC.
+``pkg/registry/core/componentstatus``). Access and rules reviews ask the server's authorizer
+(:mod:`kubeloop.server.auth.rbac.reviews`); a token review asks its authenticator (the admin
+token, service-account JWTs) for ``spec.audiences`` (the API audiences when empty).
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ from aiohttp import web
 
 from kubeloop.api.status import bad_request_error, not_found_error
 from kubeloop.server.auth.authenticator import TokenResult
+from kubeloop.server.auth.rbac import reviews
 from kubeloop.server.auth.user import UserInfo, request_user
 from kubeloop.server.handlers.common import check_type, metadata_of, read_body
 from kubeloop.server.handlers.read import output_for
@@ -55,12 +54,9 @@ def _token_review_status(result: TokenResult) -> Obj:
 
 def _review_status(state: ServerState, kind: str, spec: Obj, user: UserInfo) -> Obj:
     if kind in _SUBJECT_REVIEWS:
-        return {"allowed": True}
+        return reviews.access_review_status(state.authorizer, kind, spec, user)
     if kind == "SelfSubjectRulesReview":
-        if not spec.get("namespace"):
-            raise bad_request_error("no namespace on request")
-        return {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
+        return reviews.rules_review_status(state.authorizer, spec, user)
     if kind == "SelfSubjectReview":
         return {"userInfo": user.as_review()}
     if kind == "TokenReview":
