@@ -82,7 +82,7 @@ class ClusterConfig:
     feature_gates: Mapping[str, bool] | None = None
     """Controller feature gates by upstream name (``{"CloneSetShortHash": True}``, ``AllAlpha``
     too); ``None`` keeps upstream's defaults. Unknown names make ``start`` raise ValueError."""
-    component_identities: bool = False
+    component_identities: bool = True
     """The controllers and the kubelet talk as service accounts of their own, bound to the rules
     they declare (:mod:`kubeloop.testing.identities`); False gives them the administrator's
     credentials."""
