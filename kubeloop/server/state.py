@@ -50,6 +50,9 @@ class ServerState:
     """Who sent a request (None until the app is built around a token)."""
     authorizer: Authorizer = field(default_factory=AlwaysAllow)
     """Whether a user other than ``system:masters`` may do what a request asks."""
+    webhooks: Any = None
+    """The admission webhooks' dispatcher (:class:`kubeloop.server.webhook_admission.WebhookAdmission`),
+    set by ``build_app``; None: writes call no webhook."""
 
     _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
 
