@@ -156,10 +156,11 @@ def verify_response(doc: Obj, uid: str, version: str, mutating: bool) -> Respons
         patch_type = "JSONPatch"
     if mutating and raw_patch:
         if patch_type != "JSONPatch":
-            raise UnsupportedPatchType(str(patch_type), response.get("result"))
+            raise UnsupportedPatchType(str(patch_type), response.get("status"))
         patch = _decode_patch(raw_patch)
     warnings = response.get("warnings")
-    result = response.get("result")
+    # The Go field is ``Result``; its JSON name is ``status``.
+    result = response.get("status")
     return Response(allowed=response.get("allowed") is True, patch=patch,
                     result=result if isinstance(result, dict) else None,
                     warnings=[str(w) for w in warnings] if isinstance(warnings, list) else [])

@@ -90,6 +90,12 @@ def test_patch_decoded_and_warnings_kept() -> None:
     assert (response.allowed, response.patch, response.warnings) == (True, ops, ["careful"])
 
 
+def test_the_denial_status_is_read_from_status() -> None:
+    response = verify_response(answer({"uid": UID, "allowed": False, "status": {"message": "m", "code": 409}}),
+                               UID, "v1", False)
+    assert (response.allowed, response.result) == (False, {"message": "m", "code": 409})
+
+
 def test_v1beta1_needs_no_uid_and_implies_json_patch() -> None:
     ops = [{"op": "remove", "path": "/a"}]
     response = verify_response(answer({"allowed": True, "patch": b64(ops)}, "admission.k8s.io/v1beta1"),
