@@ -75,7 +75,11 @@ def call_for(state: ServerState, target: Target, operation: str, *, name: str, n
     if webhooks_of(state) is None:
         return None
     user = CURRENT_USER.get()
-    return Call(operation, target.info, target.subresource or "", name, namespace, dry_run, options,
+    info = target.info
+    if info.group == "" and info.resource == "namespaces" and target.name:
+        # Upstream's RequestInfo: /api/v1/namespaces/NAME[/...] is in namespace NAME.
+        namespace = target.name
+    return Call(operation, info, target.subresource or "", name, namespace, dry_run, options,
                 user.as_review() if user is not None else {}, kind=kind, as_served=as_served)
 
 

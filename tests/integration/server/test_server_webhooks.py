@@ -212,7 +212,8 @@ def test_a_webhook_with_an_unknown_ca(cluster: Cluster, hooks: WebhookServer) ->
 def test_namespace_selector(cluster: Cluster, hooks: WebhookServer) -> None:
     for name, team in (("team-a", "a"), ("team-b", "b")):
         cluster.core.create_namespace({"metadata": {"name": name, "labels": {"team": team}}})
-    deny_a = webhook("ns.deny.example.com", hooks.client_config("/deny"), [rule(["configmaps", "namespaces"])],
+    deny_a = webhook("ns.deny.example.com", hooks.client_config("/deny"),
+                     [rule(["configmaps", "namespaces"], ["CREATE", "DELETE"])],
                      namespaceSelector={"matchLabels": {"team": "a"}})
     with configured(cluster, validating=[("ns", [deny_a])]):
         with pytest.raises(ApiException) as caught:
@@ -222,7 +223,12 @@ def test_namespace_selector(cluster: Cluster, hooks: WebhookServer) -> None:
         with pytest.raises(ApiException) as namespace_denied:
             cluster.core.create_namespace({"metadata": {"name": "team-a2", "labels": {"team": "a"}}})
         cluster.core.create_namespace({"metadata": {"name": "team-c", "labels": {"team": "c"}}})
-    assert caught.value.status == 403 and namespace_denied.value.status == 403
+        # Its DELETE: by its stored labels, the namespace being its own.
+        with pytest.raises(ApiException) as delete_denied:
+            cluster.core.delete_namespace("team-a")
+        cluster.core.delete_namespace("team-c")
+    assert caught.value.status == 403 and namespace_denied.value.status == 403 and delete_denied.value.status == 403
+    assert hooks.seen("/deny")[-1]["request"]["namespace"] == "team-a"
 
 
 def test_subresources_scale_and_status(cluster: Cluster, hooks: WebhookServer) -> None:
