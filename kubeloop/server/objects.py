@@ -299,9 +299,10 @@ def update_steps(state: ServerState, info: ResourceInfo, requested: Obj, old: Ob
                                                   base=_requested_entries(new))
         if not new_meta["managedFields"]:
             del new_meta["managedFields"]
+    # Upstream validates (validating webhooks included) before it notices a no-op update.
+    yield Validating(new, old)
     if new == old:
         return old
-    yield Validating(new, old)
     if dry_run:
         return new
     name = new["metadata"]["name"]

@@ -18,7 +18,9 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from kubeloop.api.status import ApiError
 from kubeloop.server.auth.user import CURRENT_USER
+from kubeloop.server.kinds.decode import warning_headers
 from kubeloop.server.objects import Mutating, Steps, run
 from kubeloop.server.requests import DeleteOptions
 from kubeloop.server.routing import Target
@@ -101,5 +103,11 @@ async def drive(state: ServerState, steps: Steps[T], call: Call | None) -> T:
     except StopIteration as done:
         result: T = done.value
         return result
+    except ApiError as error:
+        # Warnings of the webhooks called before the failure still reach the client (upstream's
+        # recorder writes them whatever the answer); one header, values comma-separated.
+        if call.warnings:
+            error.headers = {**error.headers, "Warning": ", ".join(warning_headers(call.warnings))}
+        raise
     finally:
         steps.close()

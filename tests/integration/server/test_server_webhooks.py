@@ -22,6 +22,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from server_harness import Cluster, ServerThread, make_api_client
+from test_server_crd import GROUP, PLURAL, VERSION, widget, widget_crd
 from test_server_objects import deployment, pod
 from webhook_harness import SERVICE_NAME, SERVICE_NAMESPACE, WebhookServer
 
@@ -149,12 +150,15 @@ def test_reinvocation_if_needed(cluster: Cluster, hooks: WebhookServer) -> None:
 
 def test_denial_passes_the_webhook_status(cluster: Cluster, hooks: WebhookServer) -> None:
     with configured(cluster, validating=[("deny", [webhook("deny.example.com", hooks.client_config("/deny"),
-                                                           [rule(["configmaps"])], "deny")])]):
+                                                           [rule(["configmaps"])], "deny")])],
+                    mutating=[("deny-warn", [webhook("warn.deny.example.com", hooks.client_config("/label/warned"),
+                                                     [rule(["configmaps"])], "deny")])]):
         with pytest.raises(ApiException) as caught:
             cluster.core.create_namespaced_config_map("default", config_map("denied", "deny"))
         # Objects the selector does not pick are not sent.
         cluster.core.create_namespaced_config_map("default", config_map("allowed", "other"))
     assert caught.value.status == 403
+    assert caught.value.headers["Warning"] == '299 - "labelled warned"'
     assert status_of(caught) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                  "message": 'admission webhook "deny.example.com" denied the request: no thanks',
                                  "reason": "Forbidden", "code": 403}
@@ -326,6 +330,42 @@ def test_v1beta1_only_webhook_and_a_custom_resource(cluster: Cluster, hooks: Web
         created = cluster.core.create_namespaced_config_map("default", config_map("beta", "beta"))
     assert created.metadata.labels["beta"] == "yes"
     assert hooks.seen("/v1beta1")[-1]["apiVersion"] == "admission.k8s.io/v1beta1"
+
+
+def test_equivalent_match_policy_calls_at_the_webhook_version(cluster: Cluster, hooks: WebhookServer) -> None:
+    v1_rule = {"operations": ["CREATE"], "apiGroups": ["autoscaling"], "apiVersions": ["v1"],
+               "resources": ["horizontalpodautoscalers"]}
+    cpu = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}
+    v2 = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+          "metadata": {"name": "equivalent", "labels": {"test": "equivalent"}},
+          "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+                   "maxReplicas": 3, "metrics": [cpu]}}
+    exact = webhook("exact.example.com", hooks.client_config("/deny"), [v1_rule], "equivalent", matchPolicy="Exact")
+    with configured(cluster, mutating=[("equivalent", [webhook("hpa.example.com", hooks.client_config("/hpa-v1"),
+                                                               [v1_rule], "equivalent")])],
+                    validating=[("exact", [exact])]):
+        status, _, raw = cluster.raw("POST", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
+                                     headers={"Content-Type": "application/json"}, body=orjson.dumps(v2))
+    assert status == 201, raw
+    request = hooks.seen("/hpa-v1")[-1]["request"]
+    assert (request["kind"]["version"], request["requestKind"]["version"], request["resource"]["version"]) == (
+        "v1", "v2", "v1")
+    assert request["object"]["spec"]["targetCPUUtilizationPercentage"] == 60
+    answered = orjson.loads(raw)
+    assert answered["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 77
+
+
+def test_a_custom_resource_is_patched_then_defaulted_again(cluster: Cluster, hooks: WebhookServer) -> None:
+    cluster.extensions.create_custom_resource_definition(widget_crd())
+    body = widget("mutated", replicas=3)
+    body["metadata"]["labels"] = {"test": "widget"}
+    crd_rule = {"operations": ["CREATE"], "apiGroups": [GROUP], "apiVersions": ["*"], "resources": [PLURAL]}
+    with configured(cluster, mutating=[("widget", [webhook("widget.example.com", hooks.client_config("/widget"),
+                                                           [crd_rule], "widget")])]):
+        created = cluster.custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, body)
+    assert created["spec"] == {"size": 1, "replicas": 1, "color": "blue"}
+    request = hooks.seen("/widget")[-1]["request"]
+    assert request["kind"] == {"group": GROUP, "version": VERSION, "kind": "Widget"}
 
 
 def test_a_write_racing_a_webhook_conflicts(cluster: Cluster, hooks: WebhookServer) -> None:

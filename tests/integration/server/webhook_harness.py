@@ -124,6 +124,12 @@ class WebhookServer:
                         "status": {"code": 403, "reason": "Forbidden", "message": "no thanks"}}
         elif path == "/replicas":
             response.update(_patch([{"op": "replace", "path": "/spec/replicas", "value": 7}]))
+        elif path == "/hpa-v1":
+            response.update(_patch([{"op": "replace", "path": "/spec/targetCPUUtilizationPercentage", "value": 77}]))
+        elif path == "/widget":
+            # Removing a defaulted field: the server defaults the patched object again.
+            response.update(_patch([{"op": "remove", "path": "/spec/replicas"},
+                                    {"op": "add", "path": "/spec/color", "value": "blue"}]))
         elif path == "/deny-failed-phase":
             if ((obj or {}).get("status") or {}).get("phase") == "Failed":
                 response = {"uid": req["uid"], "allowed": False, "status": {"message": "phase Failed refused"}}
