@@ -85,6 +85,20 @@ def call_for(state: ServerState, target: Target, operation: str, *, name: str, n
                 user.as_review() if user is not None else {}, kind=kind, as_served=as_served)
 
 
+async def admit_served(state: ServerState, target: Target, operation: str, obj: Obj, old: Obj | None, kind: GVK, *,
+                       dry_run: bool, options: Obj | None) -> list[str]:
+    """The webhooks of a write whose object is not the stored kind (``/scale``'s Scale, a
+    Binding, an Eviction): ``obj`` as sent, changed in place by mutating webhooks; their warnings."""
+    call = call_for(state, target, operation, name=str(target.name or ""), namespace=target.namespace or "",
+                    dry_run=dry_run, options=options, kind=kind, as_served=True)
+    webhooks = webhooks_of(state)
+    if call is None or webhooks is None:
+        return []
+    await webhooks.mutate(call, obj, old, lambda _: None)
+    await webhooks.validate(call, obj, old)
+    return call.warnings
+
+
 async def drive(state: ServerState, steps: Steps[T], call: Call | None) -> T:
     """Run ``steps``; with ``call``, await the webhooks at each step."""
     webhooks = webhooks_of(state) if call is not None else None

@@ -58,9 +58,9 @@ async def handle_delete_collection(state: ServerState, request: web.Request, tar
     items, _, _ = state.storage.list(info.resource_type, target.namespace, predicate=predicate)
     results = []
     for item in items:
-        # Upstream's DeleteCollection deletes item by item, each through admission.
-        meta = item["metadata"]
-        call = call_for(state, target, "DELETE", name=str(meta["name"]), namespace=meta.get("namespace") or "",
+        # Upstream's DeleteCollection deletes item by item, each through admission with the
+        # collection request's attributes: no name, the URL's namespace, the item as oldObject.
+        call = call_for(state, target, "DELETE", name="", namespace=target.namespace or "",
                         dry_run=options.dry_run, options=delete_options_object(options))
         results.append(present(info, (await drive(state, delete_steps(state, info, item, options), call))[0]))
     body = {"kind": info.list_kind, "apiVersion": info.api_version,

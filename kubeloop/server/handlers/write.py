@@ -8,7 +8,7 @@ from aiohttp import web
 
 from kubeloop.api.status import bad_request_error, conflict_error
 from kubeloop.server.conversion import storage_info, stored
-from kubeloop.server.handlers.admitted import call_for, drive, write_options
+from kubeloop.server.handlers.admitted import admit_served, call_for, drive, webhooks_of, write_options
 from kubeloop.server.handlers.common import (
     apply_namespace,
     check_name,
@@ -100,14 +100,10 @@ async def admit_scale(state: ServerState, request: web.Request, target: Target, 
                       dry_run: bool) -> tuple[Any, list[str]]:
     """The webhooks of a ``/scale`` write see autoscaling/v1 Scales (requested and current);
     returns the Scale to write, as the mutating webhooks left it, and their warnings."""
-    call = call_for(state, target, "UPDATE", name=str(target.name), namespace=target.namespace or "",
-                    dry_run=dry_run, options=write_options(request, "UpdateOptions"),
-                    kind=GVK("autoscaling", "v1", "Scale"), as_served=True)
-    if call is None or not isinstance(scale, dict):
+    if webhooks_of(state) is None or not isinstance(scale, dict):
         return scale, []
-    webhooks = state.webhooks
     requested = requested_scale(target.info, parent, scale, str(target.name))
-    current_scale = scale_of(target.info, parent)
-    await webhooks.mutate(call, requested, current_scale, lambda _: None)
-    await webhooks.validate(call, requested, current_scale)
-    return requested, call.warnings
+    warnings = await admit_served(state, target, "UPDATE", requested, scale_of(target.info, parent),
+                                  GVK("autoscaling", "v1", "Scale"), dry_run=dry_run,
+                                  options=write_options(request, "UpdateOptions"))
+    return requested, warnings

@@ -38,8 +38,16 @@ _STATUS_TEXTS = {
 }
 
 
+USER_AGENT = "kube-apiserver-admission"
+"""The User-Agent of upstream's webhook calls (``pkg/util/webhook/client.go``)."""
+
+
 class CallFailure(Exception):
     """The call did not produce an AdmissionReview (the text follows ``failed to call webhook: ``)."""
+
+
+class ClientFailure(Exception):
+    """No client can be built for the configuration (the text follows ``could not get REST client: ``)."""
 
 
 def _go_duration(seconds: int) -> str:
@@ -92,16 +100,20 @@ class WebhookClient:
             if ca_bundle:
                 try:
                     pem = base64.b64decode(ca_bundle).decode("ascii")
-                except (binascii.Error, UnicodeDecodeError, ValueError):
-                    pem = ""
-                context = ssl.create_default_context(cadata=pem) if pem else ssl.create_default_context()
+                    context = ssl.create_default_context(cadata=pem)
+                except (binascii.Error, UnicodeDecodeError, ValueError, ssl.SSLError):
+                    # client-go's TLS config loading (cert.NewPoolFromBytes).
+                    raise ClientFailure("unable to load root certificates: unable to parse bytes as PEM block"
+                                        ) from None
             else:
                 context = ssl.create_default_context()
             self._contexts[ca_bundle] = context
         return context
 
     async def post(self, client_config: Mapping[str, Any], timeout_seconds: int, body: bytes) -> dict[str, Any]:
-        """POST ``body`` to the webhook; its decoded AdmissionReview, or :class:`CallFailure`."""
+        """POST ``body`` to the webhook; its decoded AdmissionReview, or :class:`CallFailure`
+        (:class:`ClientFailure` when the configuration's ``caBundle`` holds no certificate)."""
+        context = self._ssl_context(str(client_config.get("caBundle") or ""))
         url = f"{shown_url(client_config)}?timeout={_go_duration(timeout_seconds)}"
         prefix = f"Post \"{url}\""
         try:
@@ -109,13 +121,9 @@ class WebhookClient:
         except ResolveFailure as failure:
             raise CallFailure(f"{prefix}: {failure}") from None
         if self._session is None:
-            self._session = aiohttp.ClientSession(auto_decompress=True, skip_auto_headers=("User-Agent",))
+            self._session = aiohttp.ClientSession(headers={"User-Agent": USER_AGENT})
         host = f"[{target.host}]" if ":" in target.host else target.host
         address = f"https://{host}:{target.port}{target.path}"
-        try:
-            context = self._ssl_context(str(client_config.get("caBundle") or ""))
-        except ssl.SSLError as error:
-            raise CallFailure(f"{prefix}: {error}") from None
         try:
             async with asyncio.timeout(timeout_seconds):
                 async with self._session.post(

@@ -29,7 +29,7 @@ from kubeloop.server.conversion import served, stored
 from kubeloop.server.patch import PatchError, apply_json_patch
 from kubeloop.server.registry import Registry, ResourceInfo
 from kubeloop.server.storage import ResourceType, Storage
-from kubeloop.server.webhook_admission.client import CallFailure, WebhookClient
+from kubeloop.server.webhook_admission.client import CallFailure, ClientFailure, WebhookClient
 from kubeloop.server.webhook_admission.configurations import MUTATING, VALIDATING, Configurations, Hook
 from kubeloop.server.webhook_admission.matching import (
     GVK,
@@ -169,6 +169,9 @@ class WebhookAdmission:
         try:
             doc = await self.client.post(spec.get("clientConfig") or {}, timeout if isinstance(timeout, int) else 10,
                                          orjson.dumps(review))
+        except ClientFailure as error:
+            failed(f"could not get REST client: {error}")
+            return None
         except CallFailure as error:
             failed(f"failed to call webhook: {error}")
             return None

@@ -207,10 +207,18 @@ def test_a_webhook_answering_garbage(cluster: Cluster, hooks: WebhookServer) -> 
 
 def test_a_webhook_with_an_unknown_ca(cluster: Cluster, hooks: WebhookServer) -> None:
     noca = webhook("noca.example.com", {"url": hooks.url("/allow")}, [rule(["configmaps"])], "noca")
-    with configured(cluster, validating=[("noca", [noca])]), pytest.raises(ApiException) as caught:
-        cluster.core.create_namespaced_config_map("default", config_map("noca", "noca"))
+    bad = webhook("bad.ca.example.com", {"url": hooks.url("/allow"), "caBundle": "bm90IGEgY2VydA=="},
+                  [rule(["configmaps"])], "badca")
+    with configured(cluster, validating=[("noca", [noca, bad])]):
+        with pytest.raises(ApiException) as caught:
+            cluster.core.create_namespaced_config_map("default", config_map("noca", "noca"))
+        with pytest.raises(ApiException) as unparsable:
+            cluster.core.create_namespaced_config_map("default", config_map("badca", "badca"))
     assert status_of(caught)["message"].endswith(
         "tls: failed to verify certificate: x509: certificate signed by unknown authority")
+    assert status_of(unparsable)["message"] == (
+        'Internal error occurred: failed calling webhook "bad.ca.example.com": could not get REST client: '
+        "unable to load root certificates: unable to parse bytes as PEM block")
 
 
 def test_namespace_selector(cluster: Cluster, hooks: WebhookServer) -> None:
@@ -265,6 +273,30 @@ def test_subresources_scale_and_status(cluster: Cluster, hooks: WebhookServer) -
     assert len(status_requests) == 2 and status_requests[-1]["request"]["subResource"] == "status"
 
 
+def test_binding_and_eviction_are_sent_as_such(cluster: Cluster, hooks: WebhookServer) -> None:
+    for name in ("bound", "evicted"):
+        cluster.core.create_namespaced_pod("default", pod(name))
+    with configured(cluster, mutating=[("binding", [webhook("binding.example.com", hooks.client_config("/binding"),
+                                                            [rule(["pods/binding"])])])],
+                    validating=[("eviction", [webhook("eviction.example.com", hooks.client_config("/deny"),
+                                                      [rule(["pods/eviction"], groups=[""])])])]):
+        bound, _, _ = cluster.raw("POST", "/api/v1/namespaces/default/pods/bound/binding", body=orjson.dumps(
+            {"metadata": {"name": "bound"}, "target": {"kind": "Node", "name": "node-a"}}),
+                                  headers={"Content-Type": "application/json"})
+        evicted, _, raw = cluster.raw("POST", "/api/v1/namespaces/default/pods/evicted/eviction", body=orjson.dumps(
+            {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "evicted"}}),
+                                      headers={"Content-Type": "application/json"})
+    assert bound == 201
+    assert cluster.core.read_namespaced_pod("bound", "default").spec.node_name == "node-b"
+    binding = hooks.seen("/binding")[-1]["request"]
+    assert (binding["kind"], binding["subResource"], binding["operation"]) == (
+        {"group": "", "version": "v1", "kind": "Binding"}, "binding", "CREATE")
+    assert evicted == 403, raw
+    eviction = hooks.seen("/deny")[-1]["request"]
+    assert (eviction["kind"]["kind"], eviction["subResource"], eviction["name"]) == ("Eviction", "eviction", "evicted")
+    assert cluster.core.read_namespaced_pod("evicted", "default").metadata.deletion_timestamp is None
+
+
 def test_delete_and_deletecollection(cluster: Cluster, hooks: WebhookServer) -> None:
     cluster.core.create_namespace({"metadata": {"name": "deleting"}})
     for name in ("one", "two"):
@@ -286,6 +318,9 @@ def test_delete_and_deletecollection(cluster: Cluster, hooks: WebhookServer) -> 
         "DELETE", None, "one")
     assert request["options"] == {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
                                   "propagationPolicy": "Background"}
+    per_item = calls[1]["request"]
+    assert "name" not in per_item and per_item["namespace"] == "deleting"
+    assert per_item["oldObject"]["metadata"]["labels"]["test"] == "delete"
     assert len(cluster.core.list_namespaced_config_map("deleting", label_selector="test=delete").items) == 2
     # The denied delete left the object as it was: the mutating webhook's patch is not applied.
     assert "never" not in (cluster.core.read_namespaced_config_map("one", "deleting").metadata.labels or {})

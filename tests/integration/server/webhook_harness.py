@@ -124,6 +124,8 @@ class WebhookServer:
                         "status": {"code": 403, "reason": "Forbidden", "message": "no thanks"}}
         elif path == "/replicas":
             response.update(_patch([{"op": "replace", "path": "/spec/replicas", "value": 7}]))
+        elif path == "/binding":
+            response.update(_patch([{"op": "replace", "path": "/target/name", "value": "node-b"}]))
         elif path == "/hpa-v1":
             response.update(_patch([{"op": "replace", "path": "/spec/targetCPUUtilizationPercentage", "value": 77}]))
         elif path == "/widget":
