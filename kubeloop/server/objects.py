@@ -81,6 +81,10 @@ class Mutating:
     """The object to be validated and stored (stored form); change it in place."""
     old: Obj | None
     again: Callable[[Obj], None] = field(repr=False, default=lambda _: None)
+    hide: tuple[str, ...] = ()
+    """Metadata fields mutating webhooks must not see: on CREATE, what upstream's
+    ``BeforeCreate`` sets only after mutating admission (uid, creationTimestamp, generation,
+    a name drawn for ``generateName``); they are put back after the webhooks."""
 
     def redefault(self) -> None:
         """Default :attr:`obj` again after it was changed (upstream defaults a patched object)."""
@@ -134,6 +138,8 @@ STATUS_LIKE = ("status", "approval")
 """Subresources written as ``/status`` is: the request's ``status`` over the stored object
 (``certificatesigningrequests/approval`` included, whose strategy differs only in which
 conditions it keeps)."""
+
+_SET_BY_BEFORE_CREATE = ("uid", "creationTimestamp", "generation")
 
 GENERATE_NAME_ATTEMPTS = 8
 """Names drawn for a ``generateName`` before giving up (upstream's retry count)."""
@@ -199,7 +205,7 @@ def create_steps(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: bool
     def again(changed: Obj) -> None:
         errors[:] = redefault(info, changed, None)
 
-    yield Mutating(obj, None, again)
+    yield Mutating(obj, None, again, _SET_BY_BEFORE_CREATE + (("name",) if generated else ()))
     validate_created(info, obj, errors)
     if manager is not None:
         entries = recorded[0] if recorded else record_update(None, obj, shape_of(info), manager, state.now_text(),

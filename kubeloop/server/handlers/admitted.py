@@ -108,7 +108,12 @@ async def drive(state: ServerState, steps: Steps[T], call: Call | None) -> T:
         step = next(steps)
         while True:
             if isinstance(step, Mutating):
-                await webhooks.mutate(call, step.obj, step.old, step.again)
+                meta = step.obj.get("metadata") or {}
+                hidden = {key: meta.pop(key) for key in step.hide if key in meta}
+                try:
+                    await webhooks.mutate(call, step.obj, step.old, step.again)
+                finally:
+                    step.obj.setdefault("metadata", {}).update(hidden)
             else:
                 if step.obj is None:
                     await webhooks.mutate(call, None, step.old, lambda _: None)

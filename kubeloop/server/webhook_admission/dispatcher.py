@@ -17,6 +17,7 @@ webhook's Status.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -255,6 +256,9 @@ class WebhookAdmission:
     async def validate(self, call: Call, obj: Obj | None, old: Obj | None) -> None:
         """Call the validating webhooks concurrently; raise the first failure in webhook order."""
         attributes = self._attributes(call, obj, old)
+        if not attributes.name and obj is not None:
+            # Upstream's AdmissionToValidateObjectFunc: a name drawn for generateName by now.
+            attributes = dataclasses.replace(attributes, name=str((obj.get("metadata") or {}).get("name") or ""))
         matching = self._matching(VALIDATING, call, attributes)
         if not matching:
             return

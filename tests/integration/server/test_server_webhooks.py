@@ -115,8 +115,19 @@ def test_mutating_then_validating_with_the_patch_stored(cluster: Cluster, hooks:
         assert stored.metadata.labels == {"test": "order", "mutated": "yes"}
         mutated_request = hooks.seen("/label/mutated")[-1]["request"]
         validated_request = hooks.seen("/require-mutated")[-1]["request"]
+        generated = config_map("", "order")
+        generated["metadata"] = {"generateName": "gen-", "labels": {"test": "order"}}
+        named = cluster.core.create_namespaced_config_map("default", generated).metadata.name
+    generated_request = hooks.seen("/label/mutated")[-1]["request"]
+    assert named.startswith("gen-") and "name" not in generated_request
+    assert "name" not in generated_request["object"]["metadata"]
+    assert hooks.seen("/require-mutated")[-1]["request"]["name"] == named
     assert validated_request["object"]["metadata"]["labels"]["mutated"] == "yes"
     assert mutated_request["object"]["metadata"]["labels"] == {"test": "order"}
+    # Mutating webhooks run before upstream's BeforeCreate, validating ones after it.
+    assert "uid" not in mutated_request["object"]["metadata"]
+    assert "creationTimestamp" not in mutated_request["object"]["metadata"]
+    assert validated_request["object"]["metadata"]["uid"] == stored.metadata.uid
     for field in ("uid", "userInfo", "options"):
         assert field in mutated_request
     assert {key: mutated_request[key] for key in (
