@@ -27,6 +27,7 @@ import orjson
 
 from kubeloop.api.status import ApiError, internal_error
 from kubeloop.server.conversion import served, stored
+from kubeloop.server.kinds.decode import IGNORE, decode_object
 from kubeloop.server.patch import PatchError, apply_json_patch
 from kubeloop.server.registry import Registry, ResourceInfo
 from kubeloop.server.storage import ResourceType, Storage
@@ -57,6 +58,8 @@ from kubeloop.server.webhook_admission.review import (
 
 Obj = dict[str, Any]
 _NAMESPACES = ResourceType("", "namespaces")
+_WEBHOOK = "webhook"
+"""The decoding source of a webhook's patched object (its errors are worded as the bare text)."""
 
 
 @dataclass
@@ -247,7 +250,17 @@ class WebhookAdmission:
             raise internal_error(error.message) from None
         if not isinstance(patched, dict) or patched == sent:
             return False
-        result = patched if call.as_served else stored(self._info_at(call, invocation), patched)
+        info = self._info_at(call, invocation)
+        if info.custom is None:
+            # Upstream decodes the patched JSON into the kind's Go type: unknown fields are
+            # dropped, a wrong type is an internal error (custom resources are pruned when
+            # defaulted again).
+            kind = invocation.kind
+            try:
+                decode_object(kind.group, kind.version, kind.kind, patched, IGNORE, source=_WEBHOOK)
+            except ApiError as error:
+                raise internal_error(error.message) from None
+        result = patched if call.as_served else stored(info, patched)
         obj.clear()
         obj.update(result)
         redefault(obj)

@@ -216,6 +216,15 @@ def test_a_webhook_answering_garbage(cluster: Cluster, hooks: WebhookServer) -> 
         "couldn't get version/kind; json parse error: ")
 
 
+def test_a_patch_of_the_wrong_type(cluster: Cluster, hooks: WebhookServer) -> None:
+    bad = webhook("bad.type.example.com", hooks.client_config("/bad-type"), [rule(["configmaps"])], "badtype")
+    with configured(cluster, mutating=[("badtype", [bad])]), pytest.raises(ApiException) as caught:
+        cluster.core.create_namespaced_config_map("default", config_map("badtype", "badtype"))
+    body = status_of(caught)
+    assert (caught.value.status, body["reason"]) == (500, "InternalError")
+    assert body["message"].startswith("Internal error occurred: json: cannot unmarshal string into Go struct field")
+
+
 def test_a_webhook_with_an_unknown_ca(cluster: Cluster, hooks: WebhookServer) -> None:
     noca = webhook("noca.example.com", {"url": hooks.url("/allow")}, [rule(["configmaps"])], "noca")
     bad = webhook("bad.ca.example.com", {"url": hooks.url("/allow"), "caBundle": "bm90IGEgY2VydA=="},

@@ -124,6 +124,9 @@ class WebhookServer:
                         "status": {"code": 403, "reason": "Forbidden", "message": "no thanks"}}
         elif path == "/replicas":
             response.update(_patch([{"op": "replace", "path": "/spec/replicas", "value": 7}]))
+        elif path == "/bad-type":
+            response.update(_patch([{"op": "add", "path": "/data", "value": "not a map"},
+                                    {"op": "add", "path": "/unknownField", "value": 1}]))
         elif path == "/binding":
             response.update(_patch([{"op": "replace", "path": "/target/name", "value": "node-b"}]))
         elif path == "/hpa-v1":
