@@ -18,8 +18,10 @@ import binascii
 import ssl
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
+import orjson
 
 from kubeloop.api.status import go_quote
 from kubeloop.server.webhook_admission.endpoints import Getter, ResolveFailure, shown_url, target_of
@@ -62,7 +64,14 @@ def _go_duration(seconds: int) -> str:
 
 
 def _status_error_text(status: int, body: bytes) -> str:
-    """The rest client's text for a non-2xx answer that is not a Status (``newUnstructuredResponseError``)."""
+    """The rest client's text for a non-2xx answer: a Status's message, else
+    ``newUnstructuredResponseError``'s sentence for the code."""
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        doc = None
+    if isinstance(doc, dict) and doc.get("kind") == "Status" and isinstance(doc.get("message"), str):
+        return str(doc["message"])
     if status == 500:
         return (f"an error on the server ({go_quote(body.decode('utf-8', 'replace').strip())}) has prevented the "
                 f"request from succeeding")
@@ -130,7 +139,7 @@ class WebhookClient:
                         address, params={"timeout": _go_duration(timeout_seconds)}, data=body, ssl=context,
                         server_hostname=target.server_name,
                         headers={"Content-Type": "application/json", "Accept": "application/json, */*",
-                                 "Host": f"{target.server_name}:{target.port}"},
+                                 "Host": urlsplit(url).netloc},
                 ) as response:
                     raw = await response.read()
                     status = response.status

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,6 +202,3 @@ def calling_failure(name: str, reason: str) -> ApiError:
     text = f"failed calling webhook {go_quote(name)}: {reason}"
     return ApiError(500, "InternalError", f"Internal error occurred: {text}", {"causes": [{"message": text}]})
 
-
-def warnings_of(responses: Sequence[Response]) -> list[str]:
-    return [w for r in responses for w in r.warnings]

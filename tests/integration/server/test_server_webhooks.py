@@ -208,12 +208,19 @@ def test_a_slow_webhook_times_out(cluster: Cluster, hooks: WebhookServer) -> Non
 
 def test_a_webhook_answering_garbage(cluster: Cluster, hooks: WebhookServer) -> None:
     garbage = webhook("garbage.example.com", hooks.client_config("/garbage"), [rule(["configmaps"])], "garbage")
-    with configured(cluster, mutating=[("garbage", [garbage])]), pytest.raises(ApiException) as caught:
-        cluster.core.create_namespaced_config_map("default", config_map("garbage", "garbage"))
+    failing = webhook("error.example.com", hooks.client_config("/error"), [rule(["configmaps"])], "error")
+    with configured(cluster, mutating=[("garbage", [garbage, failing])]):
+        with pytest.raises(ApiException) as caught:
+            cluster.core.create_namespaced_config_map("default", config_map("garbage", "garbage"))
+        with pytest.raises(ApiException) as errored:
+            cluster.core.create_namespaced_config_map("default", config_map("error", "error"))
     assert caught.value.status == 500
     assert status_of(caught)["message"].startswith(
         'Internal error occurred: failed calling webhook "garbage.example.com": failed to call webhook: '
         "couldn't get version/kind; json parse error: ")
+    assert status_of(errored)["message"] == (
+        'Internal error occurred: failed calling webhook "error.example.com": failed to call webhook: '
+        'an error on the server ("boom") has prevented the request from succeeding')
 
 
 def test_a_patch_of_the_wrong_type(cluster: Cluster, hooks: WebhookServer) -> None:

@@ -97,6 +97,8 @@ class WebhookServer:
         path = request.path
         if path == "/garbage":
             return web.Response(text="garbage, not a review")
+        if path == "/error":
+            return web.Response(status=500, text="boom")
         review = orjson.loads(await request.read())
         self.reviews.append((path, review))
         req = review["request"]
