@@ -27,6 +27,7 @@ from test_server_objects import deployment, pod
 from webhook_harness import SERVICE_NAME, SERVICE_NAMESPACE, WebhookServer
 
 from kubeloop.server.app import ServerConfig
+from kubeloop.server.storage import ResourceType
 
 Obj = dict[str, Any]
 TIMEOUT = 20
@@ -363,6 +364,29 @@ def test_dry_run_reaches_webhooks_without_side_effects(cluster: Cluster, hooks: 
     with pytest.raises(ApiException) as caught:
         cluster.core.read_namespaced_config_map("dry", "default")
     assert caught.value.status == 404
+
+
+def test_a_webhook_with_side_effects_refuses_dry_run(cluster: Cluster, hooks: WebhookServer) -> None:
+    # v1 validation admits only None and NoneOnDryRun; a configuration from before (v1beta1 allowed
+    # Unknown and Some) is written to the store directly.
+    configuration = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                     "metadata": {"name": "effects"},
+                     "webhooks": [webhook("effects.example.com", hooks.client_config("/allow"), [rule(["configmaps"])],
+                                          "effects", sideEffects="Unknown", failurePolicy="Ignore")]}
+    rt = ResourceType("admissionregistration.k8s.io", "validatingwebhookconfigurations")
+    server = cluster.server.server
+    assert server.state is not None
+    state = server.state
+    cluster.server.run(lambda: state.storage.create(rt, configuration))
+    try:
+        with pytest.raises(ApiException) as caught:
+            cluster.core.create_namespaced_config_map("default", config_map("effects", "effects"), dry_run="All")
+        cluster.core.create_namespaced_config_map("default", config_map("effects", "effects"))
+    finally:
+        client.AdmissionregistrationV1Api(cluster.api).delete_validating_webhook_configuration("effects")
+    # Not subject to the failure policy: a 400, as upstream.
+    assert caught.value.status == 400
+    assert status_of(caught)["message"] == 'admission webhook "effects.example.com" does not support dry run'
 
 
 def test_service_through_an_external_name_to_localhost(cluster: Cluster, hooks: WebhookServer) -> None:
