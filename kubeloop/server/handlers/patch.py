@@ -25,7 +25,7 @@ from kubeloop.server.apply import (
 )
 from kubeloop.server.codec.output import Output
 from kubeloop.server.conversion import storage_info, stored
-from kubeloop.server.handlers.admitted import call_for, drive, write_options
+from kubeloop.server.handlers.admitted import call_for, drive, webhooks_of, write_options
 from kubeloop.server.handlers.common import (
     check_type,
     decode_typed,
@@ -104,6 +104,27 @@ async def handle_patch(state: ServerState, request: web.Request, target: Target)
         raise unsupported_media_type_error(patch_type, PATCH_TYPES)
     dry_run = is_dry_run(request)
     patch = decode_patch(patch_type, raw)
+    attempt = 1
+    while True:
+        try:
+            return await _patch_once(state, request, target, output, patch_type, patch, dry_run)
+        except ApiError as error:
+            # Awaiting webhooks lets other writes in between the read and the write: as
+            # upstream's GuaranteedUpdate, the patch is applied again to the object now stored.
+            # Without webhooks nothing awaits in between, and a conflict is final.
+            if error.code != 409 or webhooks_of(state) is None or attempt >= PATCH_ATTEMPTS:
+                raise
+            attempt += 1
+
+
+PATCH_ATTEMPTS = 5
+"""Tries of a patch that conflicts with writes made while its webhooks were called."""
+
+
+async def _patch_once(state: ServerState, request: web.Request, target: Target, output: Output, patch_type: str,
+                      patch: Any, dry_run: bool) -> web.StreamResponse:
+    info = target.info
+    scale = target.subresource == "scale"
     name = str(target.name)
     current = state.storage.get(info.resource_type, target.namespace or "", name)
     if patch_type == APPLY_PATCH and target.subresource is None:

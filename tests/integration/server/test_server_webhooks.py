@@ -454,8 +454,32 @@ def test_a_custom_resource_is_patched_then_defaulted_again(cluster: Cluster, hoo
     assert request["kind"] == {"group": GROUP, "version": VERSION, "kind": "Widget"}
 
 
+def test_a_patch_racing_a_webhook_is_applied_again(cluster: Cluster, hooks: WebhookServer) -> None:
+    cluster.core.create_namespaced_config_map("default", config_map("repatched", "repatch"))
+    outcome: list[Any] = []
+    hooks.arm()
+
+    def patch() -> None:
+        outcome.append(cluster.core.patch_namespaced_config_map("repatched", "default", {"data": {"hold": "yes"}}))
+
+    with configured(cluster, validating=[("repatch", [webhook("repatch.example.com", hooks.client_config("/hold"),
+                                                              [rule(["configmaps"], ["UPDATE"])], "repatch",
+                                                              timeoutSeconds=30)])]):
+        writer = threading.Thread(target=patch)
+        writer.start()
+        try:
+            assert hooks.held.wait(TIMEOUT)
+            cluster.core.patch_namespaced_config_map("repatched", "default", {"data": {"b": "2"}})
+        finally:
+            hooks.release()
+            writer.join(TIMEOUT)
+    assert outcome and outcome[0].data == {"a": "1", "b": "2", "hold": "yes"}
+    assert [r["request"]["object"]["data"] for r in hooks.seen("/hold")][-1] == {"a": "1", "b": "2", "hold": "yes"}
+
+
 def test_a_write_racing_a_webhook_conflicts(cluster: Cluster, hooks: WebhookServer) -> None:
     created = cluster.core.create_namespaced_config_map("default", config_map("raced", "race"))
+    hooks.arm()
     body = cluster.api.sanitize_for_serialization(created)
     body["data"] = {"hold": "yes"}
     outcome: list[Any] = []

@@ -88,8 +88,17 @@ class WebhookServer:
     def seen(self, path: str) -> list[Obj]:
         return [review for p, review in self.reviews if p == path]
 
+    def arm(self) -> None:
+        """Hold the next requests of ``/hold`` until :meth:`release`."""
+        self.held.clear()
+
+        async def fresh() -> None:
+            self._release = asyncio.Event()
+
+        self.server.call(fresh())
+
     def release(self) -> None:
-        """Let the requests held by ``/hold`` go on."""
+        """Let the requests held by ``/hold`` go on (until :meth:`arm` again)."""
         assert self._release is not None
         self.server.loop.call_soon_threadsafe(self._release.set)
 
