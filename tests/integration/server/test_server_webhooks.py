@@ -144,6 +144,26 @@ def test_mutating_then_validating_with_the_patch_stored(cluster: Cluster, hooks:
     assert mutated_request["uid"] != validated_request["uid"]
 
 
+def test_server_side_apply_creates_then_updates_through_webhooks(cluster: Cluster, hooks: WebhookServer) -> None:
+    path = "/api/v1/namespaces/default/configmaps/applied?fieldManager=tester"
+    apply = {"Content-Type": "application/apply-patch+yaml"}
+    before = len(hooks.seen("/label/applied"))
+    rules = [rule(["configmaps"], ["CREATE", "UPDATE"])]
+    with configured(cluster, mutating=[("apply", [webhook("apply.example.com", hooks.client_config("/label/applied"),
+                                                          rules, "apply")])]):
+        for data in ("1", "2"):
+            status, _, raw = cluster.raw("PATCH", path, headers=apply, body=orjson.dumps(
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied", "labels": {"test": "apply"}},
+                 "data": {"a": data}}))
+            assert status in (200, 201), raw
+    calls = [review["request"] for review in hooks.seen("/label/applied")[before:]]
+    assert [(c["operation"], c["options"]) for c in calls] == [
+        ("CREATE", {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "tester"}),
+        ("UPDATE", {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "tester"})]
+    stored = cluster.core.read_namespaced_config_map("applied", "default")
+    assert stored.data == {"a": "2"} and stored.metadata.labels["applied"] == "yes"
+
+
 def test_reinvocation_if_needed(cluster: Cluster, hooks: WebhookServer) -> None:
     # "a-first" (IfNeeded) runs before "b-second", whose change makes it run once more.
     before = len(hooks.seen("/label/first"))
