@@ -185,8 +185,7 @@ class WebhookAdmission:
             failed(f"received invalid webhook response: {error}")
             return None
         except UnsupportedPatchType as error:
-            if not ignore:
-                raise denial(name, error.result) from None
+            failed(str(error))
             return None
         call.warnings.extend(response.warnings)
         if not response.allowed:

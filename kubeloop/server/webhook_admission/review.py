@@ -156,7 +156,7 @@ def verify_response(doc: Obj, uid: str, version: str, mutating: bool) -> Respons
         patch_type = "JSONPatch"
     if mutating and raw_patch:
         if patch_type != "JSONPatch":
-            raise UnsupportedPatchType(str(patch_type), response.get("status"))
+            raise UnsupportedPatchType(str(patch_type))
         patch = _decode_patch(raw_patch)
     warnings = response.get("warnings")
     # The Go field is ``Result``; its JSON name is ``status``.
@@ -167,11 +167,10 @@ def verify_response(doc: Obj, uid: str, version: str, mutating: bool) -> Respons
 
 
 class UnsupportedPatchType(Exception):
-    """A patch of a type other than JSONPatch (upstream: a call failure with the denial's status)."""
+    """A patch of a type other than JSONPatch (upstream: a call failure)."""
 
-    def __init__(self, patch_type: str, result: Any) -> None:
+    def __init__(self, patch_type: str) -> None:
         super().__init__(f"unsupported patch type {go_quote(patch_type)}")
-        self.result = result if isinstance(result, dict) else None
 
 
 def denial(name: str, result: Obj | None) -> ApiError:
