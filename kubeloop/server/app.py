@@ -64,6 +64,7 @@ from kubeloop.server.requests import MAX_BODY_BYTES
 from kubeloop.server.services.kubernetes_service import ensure_kubernetes_service
 from kubeloop.server.state import ServerState, copy_object
 from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE, ResourceType, Storage
+from kubeloop.server.webhook_admission import WebhookAdmission
 
 log = logging.getLogger(__name__)
 
@@ -245,6 +246,13 @@ def build_app(state: ServerState, token: str, ready_check: Callable[[], bool] | 
             watcher.close()
 
     app.on_shutdown.append(close_watches)
+    if state.webhooks is None:
+        state.webhooks = WebhookAdmission(state.storage, state.registry)
+
+    async def close_webhook_client(_: web.Application) -> None:
+        await state.webhooks.close()
+
+    app.on_cleanup.append(close_webhook_client)
     return app
 
 

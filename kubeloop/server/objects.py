@@ -4,16 +4,29 @@ These functions run synchronously between reading a request body and answering i
 read-check-write against the store is atomic. They take private copies they may change and
 never mutate what the store returned. HTTP concerns (bodies, query strings, responses) stay
 in :mod:`kubeloop.server.handlers`.
+
+Each write is also available in phases, for admission webhooks (upstream's order: defaulting
+and built-in mutating admission, then mutating webhooks, then the strategy's validation, then
+validating webhooks, then storage): ``create_steps``, ``update_steps`` and ``delete_steps`` are
+generators that pause at a :class:`Mutating` step (the object after built-in mutation; the
+caller may change it in place and then calls its ``redefault``) and at a :class:`Validating`
+step (the validated object, before the store write). :func:`run` drives them without pausing;
+``create_object``, ``update_object`` and ``delete_object`` are exactly that. An async caller
+that awaits at a step lets other writes in: the store write then fails with the usual 409
+conflict (updates and deletes compare the revision read), never overwriting them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from kubeloop.api.meta import format_time
 from kubeloop.api.status import (
     ApiError,
+    FieldError,
     already_exists_error,
     conflict_error,
     generate_name_conflict_error,
@@ -21,7 +34,15 @@ from kubeloop.api.status import (
     required,
 )
 from kubeloop.server import crd, podplugins
-from kubeloop.server.admit import admit_create, admit_status_update, admit_update
+from kubeloop.server.admit import (
+    default_create,
+    default_status_update,
+    default_update,
+    redefault,
+    validate_created,
+    validate_status_updated,
+    validate_updated,
+)
 from kubeloop.server.apply import Manager, Shape, builtin_shape, record_update, schema_shape
 from kubeloop.server.auth.rbac.escalation import check_rbac_write
 from kubeloop.server.namespace_lifecycle import (
@@ -50,6 +71,50 @@ from kubeloop.server.strategy import (
 )
 
 Obj = dict[str, Any]
+T = TypeVar("T")
+
+
+@dataclass
+class Mutating:
+    """A write paused after built-in mutation, before validation (mutating webhooks' turn)."""
+
+    obj: Obj
+    """The object to be validated and stored (stored form); change it in place."""
+    old: Obj | None
+    again: Callable[[Obj], None] = field(repr=False, default=lambda _: None)
+    hide: tuple[str, ...] = ()
+    """Metadata fields mutating webhooks must not see: on CREATE, what upstream's
+    ``BeforeCreate`` sets only after mutating admission (uid, creationTimestamp, generation,
+    a name drawn for ``generateName``); they are put back after the webhooks."""
+
+    def redefault(self) -> None:
+        """Default :attr:`obj` again after it was changed (upstream defaults a patched object)."""
+        self.again(self.obj)
+
+
+@dataclass
+class Validating:
+    """A write paused after validation, before the store write (validating webhooks' turn).
+
+    For a DELETE, ``obj`` is None and ``old`` is the object being deleted.
+    """
+
+    obj: Obj | None
+    old: Obj | None
+
+
+Step = Mutating | Validating
+Steps = Generator[Step, None, T]
+
+
+def run(steps: Steps[T]) -> T:
+    """Drive ``steps`` to the end without pausing (no webhooks); its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            result: T = done.value
+            return result
 
 ORPHAN_FINALIZER = "orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
@@ -75,6 +140,8 @@ STATUS_LIKE = ("status", "approval")
 (``certificatesigningrequests/approval`` included, whose strategy differs only in which
 conditions it keeps)."""
 
+_SET_BY_BEFORE_CREATE = ("uid", "creationTimestamp", "generation")
+
 GENERATE_NAME_ATTEMPTS = 8
 """Names drawn for a ``generateName`` before giving up (upstream's retry count)."""
 
@@ -92,6 +159,12 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
 
     With ``manager``, an ``Update`` entry for it joins ``metadata.managedFields``.
     """
+    return run(create_steps(state, info, obj, dry_run, manager))
+
+
+def create_steps(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: bool,
+                 manager: Manager | None = None) -> Steps[Obj]:
+    """:func:`create_object` in phases (see the module docstring)."""
     meta = obj["metadata"]
     namespace = meta.get("namespace") or ""
     if info.namespaced:
@@ -113,7 +186,6 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
         raise invalid_error(info.kind, info.group, "", [required("metadata.name", "name or generateName is required")])
     prepare_for_create(info, obj, state.now_text())
     service_hooks.before_create(state, info, obj)
-    check_rbac_write(state, info, obj, None)
     if _is_crd(info):
         errors = crd.validate_definition(obj, state.registry)
         if errors:
@@ -128,12 +200,23 @@ def create_object(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: boo
         recorded.append(record_update(None, seen, shape_of(info), manager, state.now_text(),
                                       base=_requested_entries(seen)) if manager is not None else [])
 
-    admit_create(info, obj, podplugins.create_mutation(state, info), defaulted=None if manager is None else record)
+    errors = default_create(info, obj, podplugins.create_mutation(state, info),
+                            defaulted=None if manager is None else record)
+
+    def again(changed: Obj) -> None:
+        errors[:] = redefault(info, changed, None)
+
+    yield Mutating(obj, None, again, _SET_BY_BEFORE_CREATE + (("name",) if generated else ()))
+    # RBAC's escalation check sees what would be stored: after mutating admission, as upstream's
+    # policy-based storage wraps the store's Create and Update.
+    check_rbac_write(state, info, obj, None)
+    validate_created(info, obj, errors)
     if manager is not None:
         entries = recorded[0] if recorded else record_update(None, obj, shape_of(info), manager, state.now_text(),
                                                              base=_requested_entries(obj))
         if entries:
             meta["managedFields"] = entries
+    yield Validating(obj, None)
     if dry_run:
         return obj
     try:
@@ -167,6 +250,13 @@ def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: O
     ones; with ``manager``, main-endpoint writes record an ``Update`` entry for it (``/status``
     writes are not tracked: they are the most frequent writes and nobody applies status here).
     """
+    return run(update_steps(state, info, requested, old, status=status, dry_run=dry_run, manager=manager,
+                            finalize=finalize))
+
+
+def update_steps(state: ServerState, info: ResourceInfo, requested: Obj, old: Obj, *, status: bool,
+                 dry_run: bool, manager: Manager | None = None, finalize: bool = False) -> Steps[Obj]:
+    """:func:`update_object` in phases (see the module docstring)."""
     if status:
         new = merge_status_write(info, copy_object(requested), copy_object(old))
     else:
@@ -175,15 +265,40 @@ def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: O
         if _is_namespace(info) and not finalize:
             keep_spec_finalizers(new, old)
     carry_system_metadata(new, old)
-    extra = finalizer_errors(new, old)
+    errors: list[FieldError] = []
+    extra: list[FieldError] = []
+
+    def checks(changed: Obj) -> None:
+        extra[:] = finalizer_errors(changed, old)
+        if _is_crd(info) and not status:
+            extra.extend(crd.validate_definition_update(changed, old, state.registry))
+
+    def again(changed: Obj) -> None:
+        # The strategy's PrepareForUpdate follows mutating admission upstream: what a webhook
+        # wrote where this endpoint may not write is reset as the request's own would be.
+        if status:
+            merged = merge_status_write(info, copy_object(changed), copy_object(old))
+            changed.clear()
+            changed.update(merged)
+        else:
+            reset_status_on_main(info, changed, old)
+            if _is_namespace(info) and not finalize:
+                keep_spec_finalizers(changed, old)
+        carry_system_metadata(changed, old)
+        checks(changed)
+        errors[:] = redefault(info, changed, old, status)
+
+    checks(new)
     if status:
-        admit_status_update(info, new, old, extra)
+        errors[:] = default_status_update(info, new, old)
+        yield Mutating(new, old, again)
+        validate_status_updated(info, new, old, extra + errors)
     else:
-        if _is_crd(info):
-            extra += crd.validate_definition_update(new, old, state.registry)
         service_hooks.before_update(state, info, new, old)
+        errors[:] = default_update(info, new, old, podplugins.update_mutation(info, old))
+        yield Mutating(new, old, again)
         check_rbac_write(state, info, new, old)
-        admit_update(info, new, old, extra, podplugins.update_mutation(info, old))
+        validate_updated(info, new, old, extra + errors)
         bump_generation(info, new, old)
     if _is_crd(info) and not status:
         new["status"] = crd.refreshed_status(new, state.now_text())
@@ -195,6 +310,8 @@ def update_object(state: ServerState, info: ResourceInfo, requested: Obj, old: O
                                                   base=_requested_entries(new))
         if not new_meta["managedFields"]:
             del new_meta["managedFields"]
+    # Upstream validates (validating webhooks included) before it notices a no-op update.
+    yield Validating(new, old)
     if new == old:
         return old
     if dry_run:
@@ -275,6 +392,12 @@ def delete_object(state: ServerState, info: ResourceInfo, current: Obj, options:
     per ``propagationPolicy``) and pod grace periods turn the delete into setting
     ``deletionTimestamp``; the object then goes when a later update empties its finalizers.
     """
+    return run(delete_steps(state, info, current, options))
+
+
+def delete_steps(state: ServerState, info: ResourceInfo, current: Obj, options: DeleteOptions
+                 ) -> Steps[tuple[Obj, bool]]:
+    """:func:`delete_object` in phases: one :class:`Validating` step with ``old`` = ``current``."""
     meta = current["metadata"]
     name = meta["name"]
     if options.precondition_uid is not None and options.precondition_uid != meta.get("uid"):
@@ -288,6 +411,7 @@ def delete_object(state: ServerState, info: ResourceInfo, current: Obj, options:
                              f"{options.precondition_resource_version}, ResourceVersion in object meta: "
                              f"{meta.get('resourceVersion')}")
     finalizers = _finalizers_after(list(meta.get("finalizers") or []), options)
+    yield Validating(None, current)
     if _is_namespace(info):
         return _delete_namespace(state, info, current, finalizers, options)
     grace = _pod_grace(current, options) if info.graceful else 0

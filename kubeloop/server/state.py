@@ -53,6 +53,9 @@ class ServerState:
     """Whether a user other than ``system:masters`` may do what a request asks."""
     service_account_tokens: ServiceAccountTokens | None = None
     """Issues (TokenRequest) and validates service-account tokens; None: no signing key."""
+    webhooks: Any = None
+    """The admission webhooks' dispatcher (:class:`kubeloop.server.webhook_admission.WebhookAdmission`),
+    set by ``build_app``; None: writes call no webhook."""
 
     _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
 

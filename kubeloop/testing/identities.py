@@ -46,14 +46,14 @@ def component_objects(controllers: Sequence[str], kubelet: bool, lease_namespace
     for account, _ in accounts:
         objects.append(("serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
                                             "metadata": {"name": account, "namespace": NAMESPACE}}))
-    role = controllers_cluster_role("kubeloop:controllers", controllers)
+    controllers_role = controllers_cluster_role("kubeloop:controllers", controllers)
     if kubelet:
         # The kubelet reads pods and nodes through the controllers' shared caches (one
         # process, one informer per resource), so their identity lists and watches them.
         shared = {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["pods", "nodes"]}
-        if shared not in role["rules"]:
-            role["rules"].append(shared)
-    objects.append(("clusterroles", role))
+        if shared not in controllers_role["rules"]:
+            controllers_role["rules"].append(shared)
+    objects.append(("clusterroles", controllers_role))
     if kubelet:
         objects.append(("clusterroles", {"apiVersion": _RBAC, "kind": "ClusterRole",
                                          "metadata": {"name": "kubeloop:kubelet"}, "rules": list(KUBELET_RULES)}))

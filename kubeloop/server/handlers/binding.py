@@ -20,12 +20,14 @@ from kubeloop.api.status import (
     not_supported,
     required,
 )
-from kubeloop.server.handlers.common import read_body, storage_error
+from kubeloop.server.handlers.admitted import admit_served, write_options
+from kubeloop.server.handlers.common import is_dry_run, read_body, storage_error
 from kubeloop.server.handlers.read import get_object, output_for
 from kubeloop.server.requests import decode_document, require_object
 from kubeloop.server.routing import Target
 from kubeloop.server.state import ServerState, copy_object
 from kubeloop.server.storage import StorageError
+from kubeloop.server.webhook_admission.matching import GVK
 
 Obj = dict[str, Any]
 
@@ -56,6 +58,9 @@ async def handle_binding(state: ServerState, request: web.Request, target: Targe
     output = output_for(state, request, target.info, api_version="v1", kind="Binding")
     raw = await read_body(request)
     binding = require_object(decode_document(raw, request.headers.get("Content-Type"), into=("v1", "Binding")))
+    # Webhooks see the Binding as sent (CREATE of pods/binding, or of the bindings resource).
+    warnings = await admit_served(state, target, "CREATE", binding, None, GVK("", "v1", "Binding"),
+                                  dry_run=is_dry_run(request), options=write_options(request, "CreateOptions"))
     if target.info.resource == "bindings":
         pods = state.registry.lookup("", "v1", "pods")
         assert pods is not None, "pods are always served"
@@ -92,5 +97,5 @@ async def handle_binding(state: ServerState, request: web.Request, target: Targe
     except StorageError as error:
         raise storage_error(info, name, error) from None
     return output.answer({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
-                         201)
+                         201, warnings)
 

@@ -13,9 +13,10 @@ from aiohttp import web
 
 from kubeloop.api.status import status_details
 from kubeloop.server.admission.scheduling import refuse_system_priority_class_delete
+from kubeloop.server.handlers.admitted import call_for, delete_options_object, drive
 from kubeloop.server.handlers.common import read_body
 from kubeloop.server.handlers.read import get_object, output_for, present, selector_predicate
-from kubeloop.server.objects import delete_object
+from kubeloop.server.objects import delete_steps
 from kubeloop.server.requests import DeleteOptions, decode_document, delete_options
 from kubeloop.server.routing import Target
 from kubeloop.server.state import ServerState
@@ -40,7 +41,9 @@ async def handle_delete(state: ServerState, request: web.Request, target: Target
     options = await _options(request)
     current = get_object(state, target)
     refuse_system_priority_class_delete(target.info.group, target.info.kind, str(target.name))
-    result, gone = delete_object(state, target.info, current, options)
+    call = call_for(state, target, "DELETE", name=str(target.name), namespace=target.namespace or "",
+                    dry_run=options.dry_run, options=delete_options_object(options))
+    result, gone = await drive(state, delete_steps(state, target.info, current, options), call)
     if gone and not target.info.return_deleted_object:
         return output.answer(_success(target, result))
     return output.answer(present(target.info, result))
@@ -53,7 +56,13 @@ async def handle_delete_collection(state: ServerState, request: web.Request, tar
     options = await _options(request)
     predicate = selector_predicate(info, request.query)
     items, _, _ = state.storage.list(info.resource_type, target.namespace, predicate=predicate)
-    results = [present(info, delete_object(state, info, item, options)[0]) for item in items]
+    results = []
+    for item in items:
+        # Upstream's DeleteCollection deletes item by item, each through admission with the
+        # collection request's attributes: no name, the URL's namespace, the item as oldObject.
+        call = call_for(state, target, "DELETE", name="", namespace=target.namespace or "",
+                        dry_run=options.dry_run, options=delete_options_object(options))
+        results.append(present(info, (await drive(state, delete_steps(state, info, item, options), call))[0]))
     body = {"kind": info.list_kind, "apiVersion": info.api_version,
             "metadata": {"resourceVersion": str(state.storage.revision)}, "items": results}
     return output.response(output.list(body))

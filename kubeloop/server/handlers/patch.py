@@ -25,6 +25,7 @@ from kubeloop.server.apply import (
 )
 from kubeloop.server.codec.output import Output
 from kubeloop.server.conversion import storage_info, stored
+from kubeloop.server.handlers.admitted import call_for, drive, webhooks_of, write_options
 from kubeloop.server.handlers.common import (
     check_type,
     decode_typed,
@@ -35,10 +36,10 @@ from kubeloop.server.handlers.common import (
 )
 from kubeloop.server.handlers.read import output_for, present
 from kubeloop.server.handlers.scale import apply_scale, scale_of
-from kubeloop.server.handlers.write import check_identity
+from kubeloop.server.handlers.write import admit_scale, check_identity
 from kubeloop.server.kinds.decode import APPLY as APPLY_CONFIGURATION
 from kubeloop.server.kinds.decode import PATCH, omit_empty
-from kubeloop.server.objects import STATUS_LIKE, create_object, shape_of, update_object
+from kubeloop.server.objects import STATUS_LIKE, create_steps, shape_of, update_steps
 from kubeloop.server.patch import (
     PatchError,
     apply_json_patch,
@@ -103,12 +104,33 @@ async def handle_patch(state: ServerState, request: web.Request, target: Target)
         raise unsupported_media_type_error(patch_type, PATCH_TYPES)
     dry_run = is_dry_run(request)
     patch = decode_patch(patch_type, raw)
+    attempt = 1
+    while True:
+        try:
+            return await _patch_once(state, request, target, output, patch_type, patch, dry_run)
+        except ApiError as error:
+            # Awaiting webhooks lets other writes in between the read and the write: as
+            # upstream's GuaranteedUpdate, the patch is applied again to the object now stored.
+            # Without webhooks nothing awaits in between, and a conflict is final.
+            if error.code != 409 or webhooks_of(state) is None or attempt >= PATCH_ATTEMPTS:
+                raise
+            attempt += 1
+
+
+PATCH_ATTEMPTS = 5
+"""Tries of a patch that conflicts with writes made while its webhooks were called."""
+
+
+async def _patch_once(state: ServerState, request: web.Request, target: Target, output: Output, patch_type: str,
+                      patch: Any, dry_run: bool) -> web.StreamResponse:
+    info = target.info
+    scale = target.subresource == "scale"
     name = str(target.name)
     current = state.storage.get(info.resource_type, target.namespace or "", name)
     if patch_type == APPLY_PATCH and target.subresource is None:
         applier = require_field_manager(request.query.get("fieldManager"))
-        return _apply(state, target, current, patch, applier, request.query.get("force") == "true", dry_run,
-                      request, output)
+        return await _apply(state, target, current, patch, applier, request.query.get("force") == "true",
+                            dry_run, request, output)
     if current is None:
         raise not_found_error(info.resource, info.group, name)
     if scale:
@@ -116,8 +138,10 @@ async def handle_patch(state: ServerState, request: web.Request, target: Target)
         scale_patch_type = JSON_PATCH if patch_type == JSON_PATCH else MERGE_PATCH
         scaled = apply_patch(info, scale_patch_type, scale_of(info, current), patch)
         warnings = decode_typed(info, scaled, request, group="autoscaling", version="v1", kind="Scale", source=PATCH)
+        scaled, hook_warnings = await admit_scale(state, request, target, current, scaled, dry_run)
         return output.answer(apply_scale(state, info, current, scaled, name, dry_run,
-                                         update_manager(request, target, current.get("apiVersion"))), 200, warnings)
+                                         update_manager(request, target, current.get("apiVersion"))), 200,
+                             warnings + hook_warnings)
     patched = apply_patch(info, patch_type, copy_object(_patch_base(info, current)), patch)
     if not isinstance(patched, dict):
         raise bad_request_error("the patched object must be a JSON object")
@@ -126,9 +150,12 @@ async def handle_patch(state: ServerState, request: web.Request, target: Target)
     warnings = decode_typed(info, patched, request, source=PATCH)
     check_identity(info, target, patched, current)
     manager = update_manager(request, target, patched.get("apiVersion"))
-    updated = update_object(state, storage_info(state.registry, info), stored(info, patched), current,
-                            status=target.subresource in STATUS_LIKE, dry_run=dry_run, manager=manager)
-    return output.answer(present(info, updated), 200, warnings)
+    call = call_for(state, target, "UPDATE", name=name, namespace=target.namespace or "", dry_run=dry_run,
+                    options=write_options(request, "UpdateOptions"))
+    updated = await drive(state, update_steps(state, storage_info(state.registry, info), stored(info, patched),
+                                              current, status=target.subresource in STATUS_LIKE, dry_run=dry_run,
+                                              manager=manager), call)
+    return output.answer(present(info, updated), 200, warnings + (call.warnings if call else []))
 
 
 def _patch_base(info: ResourceInfo, current: Obj) -> Obj:
@@ -137,7 +164,7 @@ def _patch_base(info: ResourceInfo, current: Obj) -> Obj:
     return current if info.custom is not None else present(info, current)
 
 
-def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj, applier: str, force: bool,
+async def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj, applier: str, force: bool,
            dry_run: bool, request: web.Request, output: Output) -> web.StreamResponse:
     """Server-side apply of ``config`` by ``applier``: create ``current`` when missing, else merge into it."""
     info = target.info
@@ -167,11 +194,16 @@ def _apply(state: ServerState, target: Target, current: Obj | None, config: Obj,
             metadata_of(obj)["managedFields"] = entries
     store_info = storage_info(state.registry, info)
     if current is not None:
-        updated = update_object(state, store_info, stored(info, obj), current, status=False, dry_run=dry_run)
-        return output.answer(present(info, updated), 200, warnings)
+        call = call_for(state, target, "UPDATE", name=str(target.name), namespace=target.namespace or "",
+                        dry_run=dry_run, options=write_options(request, "UpdateOptions"))
+        updated = await drive(state, update_steps(state, store_info, stored(info, obj), current, status=False,
+                                                  dry_run=dry_run), call)
+        return output.answer(present(info, updated), 200, warnings + (call.warnings if call else []))
     new_meta = metadata_of(obj)
     new_meta["name"] = target.name
     if info.namespaced:
         new_meta["namespace"] = target.namespace
-    created = create_object(state, store_info, stored(info, obj), dry_run)
-    return output.answer(present(info, created), 201, warnings)
+    call = call_for(state, target, "CREATE", name=str(target.name), namespace=target.namespace or "",
+                    dry_run=dry_run, options=write_options(request, "CreateOptions"))
+    created = await drive(state, create_steps(state, store_info, stored(info, obj), dry_run), call)
+    return output.answer(present(info, created), 201, warnings + (call.warnings if call else []))

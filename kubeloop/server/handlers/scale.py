@@ -70,12 +70,8 @@ def scale_of(info: ResourceInfo, parent: Obj) -> Obj:
             "spec": {"replicas": replicas if isinstance(replicas, int) else 0}, "status": status}
 
 
-def apply_scale(state: ServerState, info: ResourceInfo, parent: Obj, scale: Any, name: str, dry_run: bool,
-                manager: Manager | None = None) -> Obj:
-    """Write ``scale`` (a requested Scale) into ``parent``; returns the resulting Scale.
-
-    ``manager`` (with subresource ``scale``) gets the replicas field in ``managedFields``.
-    """
+def requested_scale(info: ResourceInfo, parent: Obj, scale: Any, name: str) -> Obj:
+    """The Scale a request asks for: ``parent``'s, with the request's replicas (400 on a bad body)."""
     if not isinstance(scale, dict):
         raise bad_request_error("the body must be a Scale object")
     kind, version = scale.get("kind"), scale.get("apiVersion")
@@ -93,16 +89,33 @@ def apply_scale(state: ServerState, info: ResourceInfo, parent: Obj, scale: Any,
     replicas = (spec or {}).get("replicas", 0)
     if not isinstance(replicas, int) or isinstance(replicas, bool):
         raise bad_request_error(f"unable to decode Scale: spec.replicas must be an integer, not {replicas!r}")
-    current_scale = scale_of(info, parent)
-    requested = copy_object(current_scale)
+    requested: Obj = copy_object(scale_of(info, parent))
     requested["spec"]["replicas"] = replicas
+    rv = meta.get("resourceVersion")
+    if isinstance(rv, str):
+        requested["metadata"]["resourceVersion"] = rv
+    else:
+        requested["metadata"].pop("resourceVersion", None)
+    return requested
+
+
+def apply_scale(state: ServerState, info: ResourceInfo, parent: Obj, scale: Any, name: str, dry_run: bool,
+                manager: Manager | None = None) -> Obj:
+    """Write ``scale`` (a requested Scale) into ``parent``; returns the resulting Scale.
+
+    ``manager`` (with subresource ``scale``) gets the replicas field in ``managedFields``.
+    """
+    requested = requested_scale(info, parent, scale, name)
+    current_scale = scale_of(info, parent)
+    rv = requested["metadata"].pop("resourceVersion", None)
+    if "resourceVersion" in current_scale["metadata"]:
+        requested["metadata"]["resourceVersion"] = current_scale["metadata"]["resourceVersion"]
     errors = admission.validate_update(SCALE_GROUP, "v1", "Scale", requested, current_scale,
                                        namespaced=info.namespaced)
     if errors:
         raise invalid_error("Scale", SCALE_GROUP, name, errors)
-    rv = meta.get("resourceVersion")
     expected_revision(info, name, rv if isinstance(rv, str) else None, parent["metadata"]["resourceVersion"])
     new = copy_object(parent)
-    _write(new, _path(_spec_of(info).spec_replicas_path), replicas)
+    _write(new, _path(_spec_of(info).spec_replicas_path), requested["spec"]["replicas"])
     stored = update_object(state, info, new, parent, status=False, dry_run=dry_run, manager=manager)
     return scale_of(info, stored)

@@ -20,6 +20,7 @@ from aiohttp import web
 
 from kubeloop.api.status import ApiError, bad_request_error
 from kubeloop.server import podlogs
+from kubeloop.server.handlers.admitted import admit_served, write_options
 from kubeloop.server.handlers.common import read_body
 from kubeloop.server.handlers.read import get_object, output_for
 from kubeloop.server.objects import delete_object
@@ -27,6 +28,7 @@ from kubeloop.server.registry import ResourceInfo
 from kubeloop.server.requests import decode_document, delete_options, require_object
 from kubeloop.server.routing import Target
 from kubeloop.server.state import ServerState
+from kubeloop.server.webhook_admission.matching import GVK
 
 NO_CONTAINERS = frozenset({"attach", "exec", "portforward", "proxy"})
 FOLLOW_POLL_SECONDS = 0.5
@@ -50,12 +52,14 @@ async def evict(state: ServerState, request: web.Request, target: Target) -> web
     name = meta.get("name") if isinstance(meta, dict) else None
     if name not in (None, "", target.name):
         raise bad_request_error(f"name in URL does not match name in Eviction object: {name}")
+    options = delete_options(eviction.get("deleteOptions"), {}, [])
+    warnings = await admit_served(state, target, "CREATE", eviction, None, GVK("policy", "v1", "Eviction"),
+                                  dry_run=options.dry_run, options=write_options(request, "CreateOptions"))
     pod_target = Target(target.info, target.namespace, target.name, None)
     current = get_object(state, pod_target)
-    options = delete_options(eviction.get("deleteOptions"), {}, [])
     delete_object(state, target.info, current, options)
     return output.answer({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201},
-                         201)
+                         201, warnings)
 
 
 async def pod_log(state: ServerState, request: web.Request, target: Target) -> web.StreamResponse:
