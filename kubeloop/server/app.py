@@ -29,13 +29,14 @@ from kubeloop.api.status import ApiError, internal_error
 from kubeloop.server import crd
 from kubeloop.server.admission import BUILTIN_RULES
 from kubeloop.server.admission.cloneset import cloneset_rules
-from kubeloop.server.auth.attributes import PUBLIC_INFO_PATHS, forbidden, request_attributes
+from kubeloop.server.auth import impersonation
+from kubeloop.server.auth.attributes import PUBLIC_INFO_PATHS, RequestAttributes, forbidden, request_attributes
 from kubeloop.server.auth.authenticator import Authenticator
 from kubeloop.server.auth.authorizer import AlwaysAllow, Authorizer
 from kubeloop.server.auth.rbac.bootstrap import ensure_rbac_policy
 from kubeloop.server.auth.rbac.resolver import RBACAuthorizer
 from kubeloop.server.auth.service_accounts import ServiceAccountTokens
-from kubeloop.server.auth.user import CURRENT_USER, USER_KEY
+from kubeloop.server.auth.user import CURRENT_USER, USER_KEY, UserInfo
 from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import (
     KUBECONFIG_FILE,
@@ -135,6 +136,15 @@ async def _api_middleware(request: web.Request, handler: Any) -> web.StreamRespo
         state = request.app[_STATE_KEY]
         assert state.authenticator is not None, "build_app sets it"
         user = state.authenticator.authenticate(request.headers.get("Authorization"), _peer_certificate(request))
+        asked = impersonation.requested(request.headers)
+        if asked is not None:
+            authorizer = state.authorizer
+
+            def allowed(requester: UserInfo, attributes: RequestAttributes) -> tuple[bool, str]:
+                decision = authorizer.authorize(requester, attributes)
+                return decision.allowed, decision.reason
+
+            user = impersonation.impersonate(user, asked, allowed)
         if not user.privileged:
             attributes = request_attributes(request.method, request.path, request.query)
             decision = state.authorizer.authorize(user, attributes)

@@ -433,3 +433,33 @@ def test_a_restart_reconciles_the_bootstrap_policy_unless_autoupdate_is_false(tm
         assert orjson.loads(raw_request(thread, "GET", discovery)[2]).get("subjects") in (None, [])
     finally:
         thread.stop()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("binary", KUBECTLS)
+def test_kubectl_as_impersonates_only_when_allowed(server: ServerThread, admin: client.ApiClient,
+                                                   alice_kubeconfig: Path, tmp_path: Path, binary: str) -> None:
+    ns = _ns(admin, f"rbac-as-{KUBECTLS.index(binary)}")
+    # The administrator may impersonate anyone: --as answers for the impersonated user.
+    as_alice = _can_i(binary, server.server.kubeconfig_path, tmp_path, "create", "cronjobs.batch", "-n", ns,
+                      "--as", "alice", "--as-group", "devs")
+    assert (as_alice.returncode, as_alice.stdout.strip()) == (1, "no")
+    # alice may not impersonate: 403 naming what she asked to be.
+    refused = _can_i(binary, alice_kubeconfig, tmp_path, "get", "pods", "-n", ns, "--as", "bob")
+    assert refused.returncode != 0
+    if refused.stdout.strip() != "no":  # kubectl 1.20 reports a refused review as a plain "no"
+        assert ('users "bob" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the '
+                "cluster scope") in refused.stderr
+    client.RbacAuthorizationV1Api(admin).create_cluster_role(
+        {"metadata": {"name": f"impersonate-bob-{KUBECTLS.index(binary)}"},
+         "rules": [{"verbs": ["impersonate"], "apiGroups": [""], "resources": ["users"], "resourceNames": ["bob"]}]})
+    client.RbacAuthorizationV1Api(admin).create_cluster_role_binding(
+        {"metadata": {"name": f"alice-as-bob-{KUBECTLS.index(binary)}"},
+         "roleRef": {"apiGroup": G, "kind": "ClusterRole", "name": f"impersonate-bob-{KUBECTLS.index(binary)}"},
+         "subjects": [{"kind": "User", "apiGroup": G, "name": "alice"}]})
+    _role(admin, ns, "pod-reader", [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}])
+    client.RbacAuthorizationV1Api(admin).create_namespaced_role_binding(ns, {
+        "metadata": {"name": "bob-reads"}, "roleRef": {"apiGroup": G, "kind": "Role", "name": "pod-reader"},
+        "subjects": [{"kind": "User", "apiGroup": G, "name": "bob"}]})
+    as_bob = _can_i(binary, alice_kubeconfig, tmp_path, "get", "pods", "-n", ns, "--as", "bob")
+    assert (as_bob.returncode, as_bob.stdout.strip()) == (0, "yes"), as_bob.stderr
