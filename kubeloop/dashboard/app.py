@@ -4,7 +4,8 @@ Routes (all ``GET``; the server has no route that changes anything, and the clus
 holds is used only by the informers to list and watch):
 
 ``/``
-    ``static/index.html``: the page (its script and style are in ``static/``).
+    ``static/index.html``, with the current snapshot embedded (:mod:`kubeloop.dashboard.page`):
+    the page (its script and style are in ``static/``).
 ``/static/{file}``
     the page's own files, written for kubeloop: no build step, nothing vendored.
 ``/api/state``
@@ -30,6 +31,7 @@ from aiohttp import web
 from kubeloop.client import ApiClient
 from kubeloop.dashboard.feed import DashboardFeed, watch_cluster
 from kubeloop.dashboard.model import ClusterModel
+from kubeloop.dashboard.page import embed_snapshot
 
 STATIC_DIR = Path(__file__).with_name("static")
 HEARTBEAT_SECONDS = 15.0
@@ -40,8 +42,11 @@ HEARTBEAT_KEY = web.AppKey("dashboard_heartbeat", float)
 Stop = Callable[[], Awaitable[None]]
 
 
-async def _index(_request: web.Request) -> web.FileResponse:
-    return web.FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+async def _index(request: web.Request) -> web.Response:
+    # The first picture travels with the page (see kubeloop.dashboard.page): no "empty" flash.
+    template = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
+    page = embed_snapshot(template, request.app[FEED_KEY].snapshot_message())
+    return web.Response(text=page, content_type="text/html", headers={"Cache-Control": "no-cache"})
 
 
 async def _state(request: web.Request) -> web.Response:

@@ -13,7 +13,7 @@ let clockOffset = 0; // server clock minus browser clock, in seconds (timelines 
 const main = document.getElementById("workloads");
 const connection = document.getElementById("connection");
 // Lets a test (or a curious user) see that the page was never reloaded while it updated.
-window.kubeloopDashboard = { loadedAt: Date.now(), messages: 0, workloads };
+window.kubeloopDashboard = { loadedAt: Date.now(), messages: 0, embedded: false, workloads };
 
 function esc(value) {
   return String(value ?? "").replace(/[&<>"']/g, (c) => ({
@@ -166,16 +166,20 @@ function removeCard(key) {
   workloads.delete(key);
 }
 
+let haveSnapshot = false; // "No Deployments or CloneSets yet" is said only once the cluster said so
+
 function placeCards() {
   const keys = [...workloads.keys()].sort();
   for (const key of keys) main.appendChild(cardFor(key));
-  document.getElementById("empty").hidden = keys.length > 0;
+  document.getElementById("waiting").hidden = haveSnapshot;
+  document.getElementById("empty").hidden = !haveSnapshot || keys.length > 0;
 }
 
 function apply(message) {
   clockOffset = message.time - Date.now() / 1000;
   let changed = [];
   if (message.type === "snapshot") {
+    haveSnapshot = true;
     for (const key of [...cards.keys()]) removeCard(key);
     changed = message.workloads;
   } else {
@@ -190,11 +194,31 @@ function apply(message) {
   window.kubeloopDashboard.messages += 1;
 }
 
+function showConnection(text, cls) {
+  connection.textContent = text;
+  connection.className = cls;
+}
+
 function connect() {
+  let opened = false;
   const source = new EventSource("/api/stream");
-  source.onopen = () => { connection.textContent = "live"; connection.className = "live"; };
+  source.onopen = () => { opened = true; showConnection("live", "live"); };
   source.onmessage = (event) => apply(JSON.parse(event.data));
-  source.onerror = () => { connection.textContent = "reconnecting"; connection.className = "lost"; };
+  // Until the stream first opens the page is "connecting" (what it shows is the snapshot the
+  // page was served with); a stream that was live and dropped is "reconnecting".
+  source.onerror = () => opened ? showConnection("reconnecting", "lost") : showConnection("connecting", "connecting");
+}
+
+// The snapshot served inside the page: drawn before the stream is even opened.
+function applyEmbedded() {
+  const block = document.getElementById("initial-state");
+  if (!block) return;
+  try {
+    apply(JSON.parse(block.textContent));
+    window.kubeloopDashboard.embedded = true;
+  } catch (error) {
+    console.warn("kubeloop dashboard: unreadable embedded snapshot", error);
+  }
 }
 
 // Time moves on between messages: stretch every timeline to "now" once a second.
@@ -205,4 +229,5 @@ setInterval(() => {
   }
 }, 1000);
 
+applyEmbedded();
 connect();
