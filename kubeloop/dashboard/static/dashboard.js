@@ -3,9 +3,9 @@
 // is re-rendered only when its workload changed. Nothing here writes to the cluster.
 "use strict";
 
-const UPDATE_COLOUR = "#2f6fdb";
-const OLD_COLOURS = ["#e0892b", "#8e5bd0", "#1aa3a3", "#b8860b", "#c2577a", "#7d8597"];
 const UNKNOWN_COLOUR = "#9aa3b5";
+// Attention first: a failed rollout, then rollouts under way, then paused ones, then settled ones.
+const PHASE_ORDER = ["failed", "progressing", "waiting", "paused", "complete"];
 
 const workloads = new Map();
 const cards = new Map();
@@ -21,13 +21,42 @@ function esc(value) {
   })[c]);
 }
 
-function revisionColours(view) {
-  const colours = new Map();
-  let old = 0;
-  for (const revision of view.revisions) {
-    colours.set(revision.id, revision.isUpdate ? UPDATE_COLOUR : OLD_COLOURS[old++ % OLD_COLOURS.length]);
+// A revision's colour comes from its hash alone (FNV-1a onto a hue wheel that skips the reds
+// used for failing pods): it stays the same across reloads and whichever revisions come and go.
+function colourOfHash(hash) {
+  if (!hash) return UNKNOWN_COLOUR;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < hash.length; i++) {
+    h ^= hash.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
   }
-  return (id) => colours.get(id) || UNKNOWN_COLOUR;
+  const hue = 20 + (h % 320);
+  const light = 38 + ((h >>> 9) % 3) * 7;
+  return `hsl(${hue}, 62%, ${light}%)`;
+}
+
+function revisionColours(view) {
+  const colours = new Map(view.revisions.map((r) => [r.id, colourOfHash(r.hash || r.id)]));
+  return (id) => colours.get(id) || colourOfHash(id);
+}
+
+function phaseOf(view) {
+  return view.progress.paused ? "paused" : view.rollout.phase;
+}
+
+function failingPods(view) {
+  return view.pods.filter((pod) => pod.state === "failing").length;
+}
+
+// Sort key: phase (attention first), then workloads with failing pods, then by key.
+function urgency(view) {
+  const rank = PHASE_ORDER.indexOf(phaseOf(view));
+  return [rank < 0 ? PHASE_ORDER.length : rank, failingPods(view) > 0 ? 0 : 1];
+}
+
+function compareViews(a, b) {
+  const [ra, fa] = urgency(a), [rb, fb] = urgency(b);
+  return ra - rb || fa - fb || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }
 
 function progressBars(view) {
@@ -65,7 +94,7 @@ function podTiles(view, colour) {
     if (!pods.length && !(revision && revision.isUpdate)) continue;
     const label = revision ? `rev ${revision.revision}${revision.isUpdate ? " (update)" : ""}` : "unknown revision";
     const tiles = pods.map((pod) =>
-      `<span class="tile state-${esc(pod.state)}" style="--rev:${colour(id)}" data-pod="${esc(pod.name)}" ` +
+      `<span class="tile state-${esc(pod.state)}" style="--rev:${colour(id)}" data-colour="${colour(id)}" data-pod="${esc(pod.name)}" ` +
       `data-revision="${esc(id)}" data-state="${esc(pod.state)}" data-update="${revision && revision.isUpdate ? "true" : "false"}" ` +
       `title="${esc(pod.name)}\n${esc(pod.state)}${pod.reason ? ` (${esc(pod.reason)})` : ""}` +
       `${pod.node ? `\non ${esc(pod.node)}` : ""}${pod.restarts ? `\n${pod.restarts} restarts` : ""}"></span>`).join("");
@@ -113,7 +142,7 @@ function timelineChart(view, colour) {
 
 function revisionTable(view, colour) {
   const rows = view.revisions.map((r) =>
-    `<tr><td><b style="color:${colour(r.id)}">&#9632;</b> ${r.revision}</td><td>${esc(r.id)}</td>` +
+    `<tr data-revision="${esc(r.id)}" data-colour="${colour(r.id)}"><td><b style="color:${colour(r.id)}">&#9632;</b> ${r.revision}</td><td>${esc(r.id)}</td>` +
     `<td>${esc(r.image)}</td><td class="num">${r.desired ?? "–"}</td><td class="num">${r.current}</td>` +
     `<td class="num">${r.ready}</td><td class="num">${r.available}</td></tr>`).join("");
   const title = view.kind === "Deployment" ? "ReplicaSets" : "Revisions";
@@ -137,11 +166,26 @@ function eventTable(view) {
   return `<h3>Events</h3><table>${rows}</table>`;
 }
 
+function chips(view) {
+  let html = "";
+  if (view.progress.paused) html += `<span class="chip paused" title="spec.paused: the controller makes no rollout progress">paused</span>`;
+  const partition = view.partition;
+  if (partition) {
+    const kept = partition.kept === null ? "unparsable" : `keeps ${partition.kept} on older revisions`;
+    html += `<span class="chip partition" title="spec.updateStrategy.partition">partition ${esc(partition.value)}` +
+      ` <small>(${esc(kept)})</small></span>`;
+  }
+  const failing = failingPods(view);
+  if (failing) html += `<span class="chip failing">${failing} failing pod${failing > 1 ? "s" : ""}</span>`;
+  return html;
+}
+
 function renderCard(view) {
   const colour = revisionColours(view);
-  const phase = view.progress.paused ? "paused" : view.rollout.phase;
+  const phase = phaseOf(view);
   return `<h2><span class="kind">${esc(view.kind)}</span>${esc(view.namespace)}/${esc(view.name)}` +
-    `<span class="badge ${esc(phase)}">${esc(phase)}</span><small class="kind">${esc(view.strategy)}</small></h2>` +
+    `<span class="badge ${esc(phase)}">${esc(phase)}</span><small class="kind">${esc(view.strategy)}</small>` +
+    `${chips(view)}</h2>` +
     `<p class="message">${esc(view.rollout.message)}</p>` +
     `<div class="columns"><div><h3>Progress</h3>${progressBars(view)}<h3>Pods by revision</h3>` +
     `${podTiles(view, colour)}<h3>Timeline</h3><div class="timeline-box">${timelineChart(view, colour)}</div></div>` +
@@ -167,13 +211,76 @@ function removeCard(key) {
 }
 
 let haveSnapshot = false; // "No Deployments or CloneSets yet" is said only once the cluster said so
+const summary = document.getElementById("summary");
+const namespaceSelect = document.getElementById("namespace");
+const searchBox = document.getElementById("search");
+const filters = { namespace: "", search: "" };
+
+function matches(view) {
+  if (filters.namespace && view.namespace !== filters.namespace) return false;
+  const words = filters.search.toLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return true;
+  const haystack = [view.kind, view.namespace, view.name, phaseOf(view),
+    ...view.revisions.map((r) => `${r.id} ${r.image}`), ...view.pods.map((p) => p.name)].join(" ").toLowerCase();
+  return words.every((word) => haystack.includes(word));
+}
+
+function refreshNamespaces() {
+  const namespaces = [...new Set([...workloads.values()].map((v) => v.namespace))].sort();
+  if (filters.namespace && !namespaces.includes(filters.namespace)) namespaces.push(filters.namespace);
+  const wanted = ["", ...namespaces].join("\n");
+  if (namespaceSelect.dataset.options === wanted) return;
+  namespaceSelect.dataset.options = wanted;
+  namespaceSelect.innerHTML = `<option value="">all namespaces</option>` +
+    namespaces.map((ns) => `<option value="${esc(ns)}">${esc(ns)}</option>`).join("");
+  namespaceSelect.value = filters.namespace;
+}
+
+function refreshSummary(shown) {
+  const counts = new Map(PHASE_ORDER.map((phase) => [phase, 0]));
+  for (const view of shown) counts.set(phaseOf(view), (counts.get(phaseOf(view)) || 0) + 1);
+  const failing = shown.reduce((n, view) => n + failingPods(view), 0);
+  summary.innerHTML = `<span class="count total" data-phase="total"><b>${shown.length}</b> of ${workloads.size} shown</span>` +
+    [...counts].map(([phase, n]) =>
+      `<span class="count ${esc(phase)}${n ? "" : " zero"}" data-phase="${esc(phase)}"><b>${n}</b> ${esc(phase)}</span>`).join("") +
+    `<span class="count failing-pods${failing ? "" : " zero"}" data-phase="failing-pods"><b>${failing}</b> failing pods</span>`;
+}
 
 function placeCards() {
-  const keys = [...workloads.keys()].sort();
-  for (const key of keys) main.appendChild(cardFor(key));
+  const views = [...workloads.values()].sort(compareViews);
+  const shown = [];
+  for (const view of views) {
+    const card = cardFor(view.key);
+    card.hidden = !matches(view);
+    if (!card.hidden) shown.push(view);
+    main.appendChild(card); // appending an attached node moves it: the DOM order follows the sort
+  }
+  refreshNamespaces();
+  refreshSummary(shown);
   document.getElementById("waiting").hidden = haveSnapshot;
-  document.getElementById("empty").hidden = !haveSnapshot || keys.length > 0;
+  document.getElementById("empty").hidden = !haveSnapshot || views.length > 0;
+  const none = document.getElementById("none-match");
+  none.hidden = !views.length || shown.length > 0;
 }
+
+// Filters live in the address (#ns=...&q=...): a reload or a shared link keeps them.
+function readFilters() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  filters.namespace = params.get("ns") || "";
+  filters.search = params.get("q") || "";
+  searchBox.value = filters.search;
+}
+
+function writeFilters() {
+  const params = new URLSearchParams();
+  if (filters.namespace) params.set("ns", filters.namespace);
+  if (filters.search) params.set("q", filters.search);
+  history.replaceState(null, "", params.toString() ? `#${params}` : location.pathname);
+}
+
+namespaceSelect.addEventListener("change", () => { filters.namespace = namespaceSelect.value; writeFilters(); placeCards(); });
+searchBox.addEventListener("input", () => { filters.search = searchBox.value.trim(); writeFilters(); placeCards(); });
+readFilters();
 
 function apply(message) {
   clockOffset = message.time - Date.now() / 1000;

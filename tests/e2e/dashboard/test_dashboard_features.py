@@ -5,6 +5,10 @@ One browser, one cluster, one scenario, in steps (each named by the feature it c
 1. the page is served with the cluster's current snapshot: before its event stream opens (here
    the stream is held back on purpose) it already shows the workload, says ``connecting``, and
    never "No Deployments or CloneSets yet".
+2. failing and progressing workloads come first; the summary strip counts workloads by phase;
+   the namespace filter and the search box narrow the cards (and survive a reload);
+3. a CloneSet's partition and paused state are shown on its card; each revision keeps its colour
+   (derived from its hash) through a rollout and a reload.
 
 Screenshots go to the test's temporary directory, or to ``$KUBELOOP_SCREENSHOTS`` when set
 (``KUBELOOP_SCREENSHOTS=docs`` refreshes the ones in ``docs/``).
@@ -15,12 +19,14 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.async_api import Page, Route, async_playwright
 
-from kubeloop.client import DEPLOYMENTS
-from kubeloop.testing.cluster import EmbeddedCluster
+from kubeloop.client import DEPLOYMENTS, NAMESPACES
+from kubeloop.runtime.informers.mutation import ENV_VAR
+from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster, quick_kubelet_config
 from tests.e2e.dashboard.manifests import web_deployment
 from tests.e2e.dashboard.test_dashboard_browser import CHROMIUM, CHROMIUM_ARGS
 
@@ -28,6 +34,59 @@ ALL_AVAILABLE = """(n) => {
   const tiles = [...document.querySelectorAll("#workloads .tile")];
   return tiles.length === n && tiles.every((t) => t.dataset.state === "available");
 }"""
+
+
+CLONESETS = "clonesets.apps.kruise.io"
+
+
+@pytest.fixture
+def kubeloop_cluster_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ClusterConfig:
+    monkeypatch.setenv(ENV_VAR, "true")  # the dashboard must never change a cached object
+    return ClusterConfig(data_dir=tmp_path / "cluster", kubelet=quick_kubelet_config(),
+                         controllers=["replicaset", "deployment", "garbagecollector", "cloneset"])
+
+
+def broken_deployment() -> dict[str, Any]:
+    """A Deployment in namespace ``shop`` whose pods crash: failed once its 1 s deadline passes."""
+    manifest: dict[str, Any] = web_deployment("registry.example/cart:1", replicas=2, progressDeadlineSeconds=1,
+                                              extra_annotations={"sim.kubeloop.io/crash-loop": "true"})
+    manifest["metadata"] = {"name": "cart", "namespace": "shop"}
+    return manifest
+
+
+def partitioned_cloneset() -> dict[str, Any]:
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": "cs", "namespace": "default"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "cs"}},
+            "template": {"metadata": {"labels": {"app": "cs"}},
+                         "spec": {"containers": [{"name": "app", "image": "registry.example/cs:1"}]}},
+            "updateStrategy": {"type": "ReCreate", "partition": 1, "maxUnavailable": 1},
+        },
+    }
+
+
+async def card_order(page: Page) -> list[str]:
+    keys: list[str] = await page.eval_on_selector_all("#workloads .card:not([hidden])",
+                                                      "cs => cs.map(c => c.dataset.key)")
+    return keys
+
+
+async def summary(page: Page) -> dict[str, str]:
+    counts: dict[str, str] = await page.eval_on_selector_all(
+        "#summary .count", "cs => Object.fromEntries(cs.map(c => [c.dataset.phase, c.querySelector('b').textContent]))")
+    return counts
+
+
+async def colours(page: Page, key: str) -> dict[str, str]:
+    """Revision id -> colour, as the card's revision table shows them."""
+    found: dict[str, str] = await page.eval_on_selector_all(
+        f'[data-key="{key}"] tr[data-revision]',
+        "rows => Object.fromEntries(rows.map(r => [r.dataset.revision, r.dataset.colour]))")
+    return found
 
 
 def screenshot_dir(tmp_path: Path) -> Path:
@@ -83,5 +142,64 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
             await page.wait_for_function("() => document.querySelector('#connection').textContent === 'live'",
                                          timeout=30_000)
             await page.wait_for_function(ALL_AVAILABLE, arg=4, timeout=30_000)
+
+            # -- 2. attention first, a summary strip, a namespace filter and a search box ------------
+            await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}})
+            await client.create(DEPLOYMENTS, broken_deployment(), namespace="shop")
+            # "shop" sorts after "default", but the failed rollout comes first, and the strip counts it.
+            failed_first = """() => {
+              const cards = [...document.querySelectorAll("#workloads .card")].map((c) => c.dataset.key);
+              const failed = document.querySelector('#summary [data-phase="failed"] b')?.textContent;
+              const badge = document.querySelector('[data-key="Deployment/shop/cart"] .badge')?.textContent;
+              return badge === "failed" && failed === "1"
+                && cards.join() === "Deployment/shop/cart,Deployment/default/web";
+            }"""
+            await page.wait_for_function(failed_first, timeout=60_000)
+            counts = await summary(page)
+            assert (counts["complete"], counts["total"]) == ("1", "2")
+            assert int(counts["failing-pods"]) >= 1
+            await page.select_option("#namespace", "default")
+            assert await card_order(page) == ["Deployment/default/web"]
+            assert (await summary(page))["failed"] == "0"
+            await page.select_option("#namespace", "")
+            await page.fill("#search", "cart:1")
+            assert await card_order(page) == ["Deployment/shop/cart"]
+            await page.fill("#search", "no-such-thing")
+            assert await card_order(page) == [] and await page.is_visible("#none-match")
+            await page.fill("#search", "web")
+            await page.reload()
+            await page.wait_for_function("() => document.querySelector('#connection').textContent === 'live'")
+            assert await page.input_value("#search") == "web"
+            assert await card_order(page) == ["Deployment/default/web"]
+            await page.fill("#search", "")
+            await shoot(page, shots, "dashboard-summary.png")
+
+            # -- 3. partition, paused, and a colour per revision ---------------------------------------
+            await client.create(CLONESETS, partitioned_cloneset(), namespace="default")
+            before = await client.get(DEPLOYMENTS, "web", namespace="default")
+            before["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.example/web:2"
+            await client.update(DEPLOYMENTS, before, namespace="default")
+            two_revisions = ("() => document.querySelectorAll("
+                             "'[data-key=\"Deployment/default/web\"] tr[data-revision]').length === 2")
+            await page.wait_for_function(two_revisions, timeout=30_000)
+            first = await colours(page, "Deployment/default/web")
+            assert len(set(first.values())) == 2  # two revisions, two colours
+            await page.wait_for_function(
+                "() => document.querySelector('[data-key=\"Deployment/default/web\"] .badge')?.textContent"
+                " === 'complete'", timeout=60_000)
+            await page.reload()
+            await page.wait_for_function(two_revisions, timeout=30_000)
+            assert await colours(page, "Deployment/default/web") == first  # same colours after the rollout and a reload
+            cs_card = '[data-key="CloneSet/default/cs"]'
+            await page.wait_for_selector(f"{cs_card} .chip.partition", timeout=30_000)
+            assert "partition 1" in await page.inner_text(f"{cs_card} .chip.partition")
+            assert "keeps 1 on older revisions" in await page.inner_text(f"{cs_card} .chip.partition")
+            assert await page.locator(f"{cs_card} .chip.paused").count() == 0
+            cs = await client.get(CLONESETS, "cs", namespace="default")
+            cs["spec"]["updateStrategy"]["paused"] = True
+            await client.update(CLONESETS, cs, namespace="default")
+            await page.wait_for_selector(f"{cs_card} .chip.paused", timeout=30_000)
+            assert await page.text_content(f"{cs_card} .badge") == "paused"
+            await shoot(page, shots, "dashboard-cloneset.png")
         finally:
             await browser.close()
