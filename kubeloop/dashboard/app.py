@@ -14,6 +14,9 @@ holds is used only by the informers to list and watch):
     server-sent events: one ``message`` event per feed message (snapshot first, then deltas,
     see :mod:`kubeloop.dashboard.feed`), and a comment line every ``heartbeat`` seconds so that
     proxies and browsers keep the connection open.
+``/api/pods/{namespace}/{name}``
+    one pod's details (:mod:`kubeloop.dashboard.poddetails`), from the dashboard's caches; 404
+    for a pod it does not know.
 ``/healthz``
     ``ok``.
 
@@ -26,12 +29,14 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import orjson
 from aiohttp import web
 
 from kubeloop.client import ApiClient
 from kubeloop.dashboard.feed import DashboardFeed, watch_cluster
-from kubeloop.dashboard.model import ClusterModel
+from kubeloop.dashboard.model import ClusterModel, Collection
 from kubeloop.dashboard.page import embed_snapshot
+from kubeloop.dashboard.poddetails import pod_details
 
 STATIC_DIR = Path(__file__).with_name("static")
 HEARTBEAT_SECONDS = 15.0
@@ -52,6 +57,21 @@ async def _index(request: web.Request) -> web.Response:
 async def _state(request: web.Request) -> web.Response:
     feed = request.app[FEED_KEY]
     return web.Response(body=feed.snapshot_message(), content_type="application/json")
+
+
+POD_EVENTS = 20
+"""Events shown in a pod's details panel."""
+
+
+async def _pod(request: web.Request) -> web.Response:
+    # Read from the dashboard's own caches: a click costs the cluster nothing.
+    namespace, name = request.match_info["namespace"], request.match_info["name"]
+    model = request.app[FEED_KEY].model
+    pod = model.get(Collection.PODS, namespace, name)
+    if pod is None:
+        return web.json_response({"message": f'pod "{name}" not found in namespace "{namespace}"'}, status=404)
+    return web.Response(body=orjson.dumps(pod_details(pod, model.events_about("Pod", pod, POD_EVENTS))),
+                        content_type="application/json")
 
 
 async def _healthz(_request: web.Request) -> web.Response:
@@ -93,6 +113,7 @@ def dashboard_app(feed: DashboardFeed, *, heartbeat: float = HEARTBEAT_SECONDS) 
     app.router.add_get("/", _index)
     app.router.add_get("/api/state", _state)
     app.router.add_get("/api/stream", _stream)
+    app.router.add_get("/api/pods/{namespace}/{name}", _pod)
     app.router.add_get("/healthz", _healthz)
     app.router.add_static("/static/", STATIC_DIR, show_index=False)
 

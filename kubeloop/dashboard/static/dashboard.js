@@ -336,5 +336,60 @@ setInterval(() => {
   }
 }, 1000);
 
+// -- a pod's details: a click on its tile --------------------------------------------------
+const details = document.getElementById("details");
+
+function podDetailsHtml(pod) {
+  const conditions = pod.conditions.map((c) =>
+    `<tr class="cond-${esc(c.status)}"><td>${esc(c.type)}</td><td>${esc(c.status)}</td><td>${esc(c.reason)}</td>` +
+    `<td>${esc(c.message)}</td><td>${esc((c.lastTransitionTime || "").slice(11, 19))}</td></tr>`).join("");
+  const containers = pod.containers.map((c) =>
+    `<tr><td>${esc(c.name)}${c.init ? " <small>(init)</small>" : ""}</td><td>${esc(c.image)}</td>` +
+    `<td>${c.ready ? "yes" : "no"}</td><td class="num restarts">${c.restartCount}</td><td>${esc(c.state)}</td>` +
+    `<td>${esc(c.lastState)}</td></tr>`).join("");
+  const events = pod.events.map((e) =>
+    `<tr class="ev-${esc(e.type)}"><td>${esc(e.reason)}</td><td>${esc(e.message)}${e.count > 1 ? ` (x${e.count})` : ""}</td>` +
+    `<td>${esc((e.time || "").slice(11, 19))}</td></tr>`).join("");
+  return `<button class="close" aria-label="close" title="close (Esc)">&times;</button>` +
+    `<h2>${esc(pod.namespace)}/${esc(pod.name)}</h2>` +
+    `<p class="facts"><span>phase <b data-field="phase">${esc(pod.phase)}</b></span>` +
+    `<span>restarts <b data-field="restarts">${pod.restarts}</b></span>` +
+    `<span>node <b>${esc(pod.node || "–")}</b></span>${pod.podIP ? `<span>IP <b>${esc(pod.podIP)}</b></span>` : ""}` +
+    `${pod.deleting ? `<span class="deleting">terminating since ${esc(pod.deleting)}</span>` : ""}</p>` +
+    `<h3>Conditions</h3>${conditions ? `<table class="conditions">${conditions}</table>` : "<p class='message'>none yet</p>"}` +
+    `<h3>Containers</h3><table class="containers"><tr><th>name</th><th>image</th><th>ready</th><th>restarts</th>` +
+    `<th>state</th><th>last state</th></tr>${containers}</table>` +
+    `<h3>Events</h3>${events ? `<table class="events">${events}</table>` : "<p class='message'>none</p>"}`;
+}
+
+async function showPod(namespace, name) {
+  details.hidden = false;
+  details.dataset.pod = `${namespace}/${name}`;
+  details.innerHTML = `<p class="message">loading ${esc(name)}&hellip;</p>`;
+  try {
+    const response = await fetch(`/api/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`);
+    const body = await response.json();
+    if (details.dataset.pod !== `${namespace}/${name}`) return; // another tile was clicked meanwhile
+    details.innerHTML = response.ok ? podDetailsHtml(body)
+      : `<button class="close" aria-label="close">&times;</button><p class="message">${esc(body.message)}</p>`;
+  } catch (error) {
+    details.innerHTML = `<button class="close" aria-label="close">&times;</button><p class="message">${esc(error)}</p>`;
+  }
+}
+
+function closeDetails() {
+  details.hidden = true;
+  delete details.dataset.pod;
+}
+
+main.addEventListener("click", (event) => {
+  const tile = event.target.closest(".tile[data-pod]");
+  const card = tile && tile.closest(".card");
+  if (!tile || !card) return;
+  showPod(workloads.get(card.dataset.key)?.namespace || "", tile.dataset.pod);
+});
+details.addEventListener("click", (event) => { if (event.target.closest(".close")) closeDetails(); });
+document.addEventListener("keydown", (event) => { if (event.key === "Escape") closeDetails(); });
+
 applyEmbedded();
 connect();

@@ -8,7 +8,8 @@ One browser, one cluster, one scenario, in steps (each named by the feature it c
 2. failing and progressing workloads come first; the summary strip counts workloads by phase;
    the namespace filter and the search box narrow the cards (and survive a reload);
 3. a CloneSet's partition and paused state are shown on its card; each revision keeps its colour
-   (derived from its hash) through a rollout and a reload.
+   (derived from its hash) through a rollout and a reload;
+4. a click on a pod tile opens its details: conditions, containers with restarts, events.
 
 Screenshots go to the test's temporary directory, or to ``$KUBELOOP_SCREENSHOTS`` when set
 (``KUBELOOP_SCREENSHOTS=docs`` refreshes the ones in ``docs/``).
@@ -201,5 +202,22 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
             await page.wait_for_selector(f"{cs_card} .chip.paused", timeout=30_000)
             assert await page.text_content(f"{cs_card} .badge") == "paused"
             await shoot(page, shots, "dashboard-cloneset.png")
+
+            # -- 4. a click on a pod tile shows its conditions, restarts and events ------------------
+            await page.click('[data-key="Deployment/shop/cart"] .tile[data-state="failing"]')
+            await page.wait_for_selector("#details table.containers", timeout=10_000)
+            title = await page.inner_text("#details h2")
+            assert title.startswith("shop/cart-")
+            pod = await client.get("pods", title.split("/", 1)[1], namespace="shop")
+            shown_restarts = int(await page.inner_text('#details [data-field="restarts"]'))
+            restarts_now = sum(c["restartCount"] for c in pod["status"]["containerStatuses"])
+            assert 1 <= shown_restarts <= restarts_now  # it keeps crashing while we look
+            assert "Waiting (CrashLoopBackOff)" in await page.inner_text("#details table.containers") or \
+                "Terminated" in await page.inner_text("#details table.containers")
+            assert "Ready" in await page.inner_text("#details table.conditions")
+            assert "BackOff" in await page.inner_text("#details table.events")
+            await shoot(page, shots, "dashboard-pod-details.png")
+            await page.keyboard.press("Escape")
+            assert await page.is_hidden("#details")
         finally:
             await browser.close()
