@@ -1,7 +1,7 @@
 """The dashboard's web server: one page, its static files, a state endpoint and an event stream.
 
-Routes (all ``GET``; the server has no route that changes anything, and the cluster client it
-holds is used only by the informers to list and watch):
+Routes (``GET`` unless said otherwise; the cluster client is used by the informers to list and
+watch, and by the token-protected actions alone to write):
 
 ``/``
     ``static/index.html``, with the current snapshot embedded (:mod:`kubeloop.dashboard.page`):
@@ -17,6 +17,8 @@ holds is used only by the informers to list and watch):
 ``/api/pods/{namespace}/{name}``
     one pod's details (:mod:`kubeloop.dashboard.poddetails`), from the dashboard's caches; 404
     for a pod it does not know.
+``POST /api/workloads/{kind}/{namespace}/{name}/{pause|resume|undo}``
+    the page's buttons, behind the cluster's bearer token (:mod:`kubeloop.dashboard.actionroutes`).
 ``/healthz``
     ``ok``.
 
@@ -33,6 +35,7 @@ import orjson
 from aiohttp import web
 
 from kubeloop.client import ApiClient
+from kubeloop.dashboard.actionroutes import add_action_routes
 from kubeloop.dashboard.feed import DashboardFeed, watch_cluster
 from kubeloop.dashboard.model import ClusterModel, Collection
 from kubeloop.dashboard.page import embed_snapshot
@@ -105,9 +108,13 @@ async def _stream(request: web.Request) -> web.StreamResponse:
     return response
 
 
-def dashboard_app(feed: DashboardFeed, *, heartbeat: float = HEARTBEAT_SECONDS) -> web.Application:
-    """The aiohttp application serving ``feed`` (which the caller starts and stops)."""
+def dashboard_app(feed: DashboardFeed, *, heartbeat: float = HEARTBEAT_SECONDS, client: ApiClient | None = None,
+                  action_token: str | None = None) -> web.Application:
+    """The aiohttp application serving ``feed`` (which the caller starts and stops); with a
+    ``client``, also the pause/resume/undo actions, for requests bearing ``action_token``."""
     app = web.Application()
+    if client is not None:
+        add_action_routes(app, client, action_token)
     app[FEED_KEY] = feed
     app[HEARTBEAT_KEY] = heartbeat
     app.router.add_get("/", _index)
@@ -126,17 +133,23 @@ def dashboard_app(feed: DashboardFeed, *, heartbeat: float = HEARTBEAT_SECONDS) 
 
 
 async def start_dashboard(client: ApiClient, host: str = "127.0.0.1", port: int = 0, *,
-                          namespace: str | None = None) -> tuple[str, Stop]:
+                          namespace: str | None = None, action_token: str | None = None) -> tuple[str, Stop]:
     """Watch the cluster behind ``client`` and serve the dashboard on ``host:port`` (0: a free port).
 
     Returns the page's URL and an async ``stop`` that closes the server, the streams and the
     informers (not the client, which stays the caller's). Caches have synced (or 30 s passed)
     when it returns, so the first page load shows the cluster as it is.
+
+    The page's pause/resume/undo buttons act with ``client`` for a request that presents
+    ``action_token``, by default the client's own static bearer token (the cluster's token, for
+    ``kubeloop up``); without one, the actions are disabled.
     """
     feed = DashboardFeed(ClusterModel(namespace=namespace))
     stop_watching = await watch_cluster(client, feed, namespace=namespace)
     feed.start()
-    runner = web.AppRunner(dashboard_app(feed), access_log=None, shutdown_timeout=1.0)
+    token = action_token if action_token is not None else client.config.token
+    runner = web.AppRunner(dashboard_app(feed, client=client, action_token=token), access_log=None,
+                           shutdown_timeout=1.0)
     try:
         await runner.setup()
         site = web.TCPSite(runner, host, port)

@@ -180,12 +180,47 @@ function chips(view) {
   return html;
 }
 
+// -- pause, resume, undo: sent with the cluster's bearer token --------------------------------
+const TOKEN_KEY = "kubeloop.dashboard.token";
+const actionResults = new Map(); // workload key -> {ok, text}: survives the card's re-rendering
+
+function actionButtons(view) {
+  const result = actionResults.get(view.key);
+  const hint = sessionStorage.getItem(TOKEN_KEY) ? "" : " (paste the cluster's token above first)";
+  const button = (action, label, title) =>
+    `<button class="action" data-action="${action}" title="${esc(title + hint)}">${label}</button>`;
+  return `<span class="actions">` +
+    (view.progress.paused ? button("resume", "Resume", "resume the rollout (kubectl rollout resume)")
+      : button("pause", "Pause", "pause the rollout (kubectl rollout pause)")) +
+    button("undo", "Undo", "roll back to the previous revision (kubectl rollout undo)") +
+    (result ? `<span class="action-result ${result.ok ? "ok" : "refused"}">${esc(result.text)}</span>` : "") +
+    `</span>`;
+}
+
+async function act(key, action) {
+  const view = workloads.get(key);
+  if (!view) return;
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  const path = [view.kind, view.namespace, view.name, action].map(encodeURIComponent).join("/");
+  let result;
+  try {
+    const response = await fetch(`/api/workloads/${path}`, { method: "POST", headers });
+    const body = await response.json().catch(() => ({ message: response.statusText }));
+    result = { ok: response.ok, text: response.ok ? body.message : `${response.status}: ${body.message}` };
+  } catch (error) {
+    result = { ok: false, text: String(error) };
+  }
+  actionResults.set(key, result);
+  drawCard(key);
+}
+
 function renderCard(view) {
   const colour = revisionColours(view);
   const phase = phaseOf(view);
   return `<h2><span class="kind">${esc(view.kind)}</span>${esc(view.namespace)}/${esc(view.name)}` +
     `<span class="badge ${esc(phase)}">${esc(phase)}</span><small class="kind">${esc(view.strategy)}</small>` +
-    `${chips(view)}</h2>` +
+    `${chips(view)}${actionButtons(view)}</h2>` +
     `<p class="message">${esc(view.rollout.message)}</p>` +
     `<div class="columns"><div><h3>Progress</h3>${progressBars(view)}<h3>Pods by revision</h3>` +
     `${podTiles(view, colour)}<h3>Timeline</h3><div class="timeline-box">${timelineChart(view, colour)}</div></div>` +
@@ -282,6 +317,31 @@ namespaceSelect.addEventListener("change", () => { filters.namespace = namespace
 searchBox.addEventListener("input", () => { filters.search = searchBox.value.trim(); writeFilters(); placeCards(); });
 readFilters();
 
+// A card redrawn between a button's mousedown and mouseup would swallow the click (the pressed
+// button is gone): the card under the pointer waits until the press is over.
+let pressedKey = null;
+const deferred = new Set();
+
+function drawCard(key) {
+  const view = workloads.get(key);
+  if (!view) return;
+  if (key === pressedKey) {
+    deferred.add(key);
+    return;
+  }
+  cardFor(key).innerHTML = renderCard(view);
+}
+
+main.addEventListener("pointerdown", (event) => { pressedKey = event.target.closest(".card")?.dataset.key ?? null; });
+document.addEventListener("pointerup", () => {
+  // After the click that this release produces has been dispatched.
+  setTimeout(() => {
+    pressedKey = null;
+    for (const key of deferred) drawCard(key);
+    deferred.clear();
+  }, 0);
+});
+
 function apply(message) {
   clockOffset = message.time - Date.now() / 1000;
   let changed = [];
@@ -295,7 +355,7 @@ function apply(message) {
   }
   for (const view of changed) {
     workloads.set(view.key, view);
-    cardFor(view.key).innerHTML = renderCard(view);
+    drawCard(view.key);
   }
   placeCards();
   window.kubeloopDashboard.messages += 1;
@@ -383,6 +443,11 @@ function closeDetails() {
 }
 
 main.addEventListener("click", (event) => {
+  const button = event.target.closest("button.action");
+  if (button) {
+    act(button.closest(".card").dataset.key, button.dataset.action);
+    return;
+  }
   const tile = event.target.closest(".tile[data-pod]");
   const card = tile && tile.closest(".card");
   if (!tile || !card) return;
@@ -390,6 +455,15 @@ main.addEventListener("click", (event) => {
 });
 details.addEventListener("click", (event) => { if (event.target.closest(".close")) closeDetails(); });
 document.addEventListener("keydown", (event) => { if (event.key === "Escape") closeDetails(); });
+
+const tokenBox = document.getElementById("token");
+tokenBox.value = sessionStorage.getItem(TOKEN_KEY) || "";
+// Saved as typed, with no re-rendering: redrawing the cards when the box loses focus would
+// replace the very button being clicked between its mousedown and its mouseup.
+tokenBox.addEventListener("input", () => {
+  const token = tokenBox.value.trim();
+  if (token) sessionStorage.setItem(TOKEN_KEY, token); else sessionStorage.removeItem(TOKEN_KEY);
+});
 
 applyEmbedded();
 connect();

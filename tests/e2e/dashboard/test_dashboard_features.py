@@ -9,7 +9,10 @@ One browser, one cluster, one scenario, in steps (each named by the feature it c
    the namespace filter and the search box narrow the cards (and survive a reload);
 3. a CloneSet's partition and paused state are shown on its card; each revision keeps its colour
    (derived from its hash) through a rollout and a reload;
-4. a click on a pod tile opens its details: conditions, containers with restarts, events.
+4. a click on a pod tile opens its details: conditions, containers with restarts, events;
+5. pause, resume and undo: refused (and saying why) without the cluster's token or with a wrong
+   one, done with it (kept in the tab's sessionStorage across a reload); undo restores the
+   previous ReplicaSet's template as ``kubectl rollout undo`` does.
 
 Screenshots go to the test's temporary directory, or to ``$KUBELOOP_SCREENSHOTS`` when set
 (``KUBELOOP_SCREENSHOTS=docs`` refreshes the ones in ``docs/``).
@@ -219,5 +222,44 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
             await shoot(page, shots, "dashboard-pod-details.png")
             await page.keyboard.press("Escape")
             assert await page.is_hidden("#details")
+
+            # -- 5. pause, resume and undo, behind the cluster's token ------------------------------------
+            web_card = '[data-key="Deployment/default/web"]'
+
+            async def press(action: str, expect: str) -> str:
+                await page.click(f'{web_card} button[data-action="{action}"]')
+                await page.wait_for_function(
+                    "([card, text]) => document.querySelector(card + ' .action-result')?.textContent.includes(text)",
+                    arg=[web_card, expect], timeout=15_000)
+                return await page.inner_text(f"{web_card} .action-result")
+
+            async def web_spec() -> dict[str, Any]:
+                spec: dict[str, Any] = (await client.get(DEPLOYMENTS, "web", namespace="default"))["spec"]
+                return spec
+
+            assert (await press("undo", "401")).startswith("401: this action needs the cluster's bearer token")
+            await page.fill("#token", "not-the-token")
+            assert "the token does not match" in await press("pause", "401")
+            assert "paused" not in await web_spec()
+            token = client.config.token
+            assert token
+            await page.fill("#token", token)
+            await page.reload()
+            assert await page.input_value("#token") == token  # kept for the tab, across a reload
+            assert await press("pause", "paused") == "deployment.apps/web paused"
+            assert (await web_spec())["paused"] is True
+            await page.wait_for_selector(f'{web_card} button[data-action="resume"]', timeout=15_000)
+            assert "cannot rollback a paused deployment" in await press("undo", "409")
+            await shoot(page, shots, "dashboard-actions.png")
+            assert await press("resume", "resumed") == "deployment.apps/web resumed"
+            assert (await web_spec())["paused"] is False
+            assert await press("undo", "rolled back") == "deployment.apps/web rolled back"
+            template = (await web_spec())["template"]
+            assert template["spec"]["containers"][0]["image"] == "registry.example/web:1"
+            assert "pod-template-hash" not in template["metadata"]["labels"]
+            await page.wait_for_function(
+                "(card) => [...document.querySelectorAll(card + ' .tile')].some((t) => t.dataset.update === 'true')"
+                " && document.querySelector(card + ' .revlabel small')?.textContent === 'registry.example/web:1'",
+                arg=web_card, timeout=30_000)
         finally:
             await browser.close()
