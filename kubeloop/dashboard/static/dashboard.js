@@ -105,28 +105,51 @@ function podTiles(view, colour) {
   return html || "<p class='message'>no pods</p>";
 }
 
+// -- the timeline: a time axis and a window the user zooms, remembered by the browser ---------
+const WINDOW_KEY = "kubeloop.dashboard.timelineWindow";
+const WINDOWS = [30, 60, 300, 900, 3600, 0]; // seconds shown; 0: everything since the server started watching
+const TICK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200];
+const savedWindow = localStorage.getItem(WINDOW_KEY);
+let timelineWindow = savedWindow !== null && WINDOWS.includes(Number(savedWindow)) ? Number(savedWindow) : 300;
+
+function windowLabel(seconds) {
+  if (!seconds) return "all";
+  return seconds < 60 ? `${seconds}s` : seconds < 3600 ? `${seconds / 60}m` : `${seconds / 3600}h`;
+}
+
+function clockLabel(t, step) {
+  const d = new Date(t * 1000); // the server's instant, shown in the browser's time zone
+  const two = (n) => String(n).padStart(2, "0");
+  const hm = `${two(d.getHours())}:${two(d.getMinutes())}`;
+  return step < 60 ? `${hm}:${two(d.getSeconds())}` : hm;
+}
+
 function timelineChart(view, colour) {
   const samples = view.timeline || [];
   if (!samples.length) return "";
-  const width = 600, height = 90, pad = 14;
-  const t0 = samples[0].t;
+  const width = 600, height = 112, pad = 14, axis = 20;
   const now = Date.now() / 1000 + clockOffset;
-  const span = Math.max(now - t0, samples[samples.length - 1].t - t0, 1);
-  const totals = samples.map((s) => Object.values(s.counts).reduce((a, b) => a + b, 0));
+  const end = Math.max(now, samples[samples.length - 1].t);
+  const start = timelineWindow ? end - timelineWindow : Math.min(samples[0].t, end - 1);
+  const span = Math.max(end - start, 1);
+  const x = (t) => pad + ((width - 2 * pad) * (Math.max(t, start) - start)) / span;
+  // What each sample covers, clipped to the window (a sample before it holds until the next one).
+  const segments = samples.map((s, i) => ({ counts: s.counts, from: s.t, to: i + 1 < samples.length ? samples[i + 1].t : end }))
+    .filter((seg) => seg.to > start);
+  const totals = segments.map((seg) => Object.values(seg.counts).reduce((a, b) => a + b, 0));
   const top = Math.max(view.progress.maxPods, ...totals, 1);
-  const x = (t) => pad + ((width - 2 * pad) * (t - t0)) / span;
-  const y = (n) => height - pad - ((height - 2 * pad) * n) / top;
+  const bottom = height - axis;
+  const y = (n) => bottom - ((bottom - pad) * n) / top;
   const ids = [...view.revisions.map((r) => r.id).reverse()];
-  for (const s of samples) for (const id of Object.keys(s.counts)) if (!ids.includes(id)) ids.unshift(id);
-  const base = samples.map(() => 0);
+  for (const seg of segments) for (const id of Object.keys(seg.counts)) if (!ids.includes(id)) ids.unshift(id);
+  const base = segments.map(() => 0);
   let paths = "";
   for (const id of ids) {
     const upper = [], lower = [];
-    samples.forEach((s, i) => {
-      const end = i + 1 < samples.length ? samples[i + 1].t : t0 + span;
-      const n = s.counts[id] || 0;
-      upper.push(`${x(s.t)},${y(base[i] + n)}`, `${x(end)},${y(base[i] + n)}`);
-      lower.push(`${x(s.t)},${y(base[i])}`, `${x(end)},${y(base[i])}`);
+    segments.forEach((seg, i) => {
+      const n = seg.counts[id] || 0;
+      upper.push(`${x(seg.from)},${y(base[i] + n)}`, `${x(seg.to)},${y(base[i] + n)}`);
+      lower.push(`${x(seg.from)},${y(base[i])}`, `${x(seg.to)},${y(base[i])}`);
       base[i] += n;
     });
     if (upper.length) {
@@ -134,10 +157,36 @@ function timelineChart(view, colour) {
         `fill-opacity="0.8"><title>${esc(id)}</title></polygon>`;
     }
   }
+  // About six ticks on round steps of the clock.
+  const step = TICK_STEPS.find((candidate) => span / candidate <= 6) || 3600 * Math.ceil(span / 6 / 3600);
+  let ticks = "";
+  for (let t = Math.ceil(start / step) * step; t <= end; t += step) {
+    ticks += `<line class="tick" x1="${x(t)}" x2="${x(t)}" y1="${bottom}" y2="${bottom + 4}" stroke="#9aa3b5"/>` +
+      `<text class="tick" x="${x(t)}" y="${bottom + 14}" text-anchor="${x(t) > width - 40 ? "end" : x(t) < 40 ? "start" : "middle"}" data-t="${t}">${clockLabel(t, step)}</text>`;
+  }
   const desired = view.progress.desired;
-  return `<svg class="timeline" viewBox="0 0 ${width} ${height}" preserveAspectRatio="none">${paths}` +
+  const shown = timelineWindow ? `last ${windowLabel(timelineWindow)}` : `all ${Math.round(span)} s`;
+  return `<svg class="timeline" viewBox="0 0 ${width} ${height}" preserveAspectRatio="none" data-window="${timelineWindow}" ` +
+    `data-start="${start}" data-end="${end}">${paths}` +
+    `<line x1="${pad}" x2="${width - pad}" y1="${bottom}" y2="${bottom}" stroke="#9aa3b5"/>${ticks}` +
     `<line x1="${pad}" x2="${width - pad}" y1="${y(desired)}" y2="${y(desired)}" stroke="#1d2330" stroke-dasharray="3 3"/>` +
-    `<text x="${pad}" y="10">pods per revision, last ${Math.round(span)} s (dashed: desired ${desired})</text></svg>`;
+    `<text x="${pad}" y="10">pods per revision, ${shown} (dashed: desired ${desired}; scroll to zoom)</text></svg>`;
+}
+
+function redrawTimelines() {
+  for (const [key, view] of workloads) {
+    const box = cards.get(key)?.querySelector(".timeline-box");
+    if (box) box.innerHTML = timelineChart(view, revisionColours(view));
+  }
+  for (const button of document.querySelectorAll("#zoom button")) {
+    button.classList.toggle("active", Number(button.dataset.window) === timelineWindow);
+  }
+}
+
+function setTimelineWindow(seconds) {
+  timelineWindow = seconds;
+  localStorage.setItem(WINDOW_KEY, String(seconds));
+  redrawTimelines();
 }
 
 function revisionTable(view, colour) {
@@ -388,13 +437,26 @@ function applyEmbedded() {
   }
 }
 
-// Time moves on between messages: stretch every timeline to "now" once a second.
-setInterval(() => {
-  for (const [key, view] of workloads) {
-    const box = cards.get(key)?.querySelector(".timeline-box");
-    if (box) box.innerHTML = timelineChart(view, revisionColours(view));
-  }
-}, 1000);
+// Time moves on between messages: slide every timeline to "now" once a second.
+setInterval(redrawTimelines, 1000);
+
+document.getElementById("zoom").innerHTML = "timeline " + WINDOWS.map((seconds) =>
+  `<button data-window="${seconds}" title="${seconds ? `the last ${windowLabel(seconds)}` : "since the server started watching"}">` +
+  `${windowLabel(seconds)}</button>`).join("");
+document.getElementById("zoom").addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-window]");
+  if (button) setTimelineWindow(Number(button.dataset.window));
+});
+// The wheel over a timeline zooms: up (away from you) narrows the window, down widens it.
+main.addEventListener("wheel", (event) => {
+  if (!event.target.closest(".timeline-box")) return;
+  event.preventDefault();
+  const finite = WINDOWS.filter(Boolean);
+  const index = timelineWindow ? finite.indexOf(timelineWindow) : finite.length;
+  const next = Math.min(Math.max(index + (event.deltaY < 0 ? -1 : 1), 0), finite.length);
+  setTimelineWindow(next === finite.length ? 0 : finite[next]);
+}, { passive: false });
+redrawTimelines();
 
 // -- a pod's details: a click on its tile --------------------------------------------------
 const details = document.getElementById("details");

@@ -12,7 +12,9 @@ One browser, one cluster, one scenario, in steps (each named by the feature it c
 4. a click on a pod tile opens its details: conditions, containers with restarts, events;
 5. pause, resume and undo: refused (and saying why) without the cluster's token or with a wrong
    one, done with it (kept in the tab's sessionStorage across a reload); undo restores the
-   previous ReplicaSet's template as ``kubectl rollout undo`` does.
+   previous ReplicaSet's template as ``kubectl rollout undo`` does;
+6. the timelines have a time axis and a window the user zooms (buttons, mouse wheel), which a
+   reload keeps (localStorage).
 
 Screenshots go to the test's temporary directory, or to ``$KUBELOOP_SCREENSHOTS`` when set
 (``KUBELOOP_SCREENSHOTS=docs`` refreshes the ones in ``docs/``).
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -261,5 +264,30 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
                 "(card) => [...document.querySelectorAll(card + ' .tile')].some((t) => t.dataset.update === 'true')"
                 " && document.querySelector(card + ' .revlabel small')?.textContent === 'registry.example/web:1'",
                 arg=web_card, timeout=30_000)
+
+            # -- 6. a time axis, and a zoom that survives a reload ------------------------------------
+            timeline = f"{web_card} svg.timeline"
+
+            async def window_of() -> tuple[str, float]:
+                box: dict[str, str] = await page.eval_on_selector(
+                    timeline, "svg => ({w: svg.dataset.window, s: svg.dataset.start, e: svg.dataset.end})")
+                return box["w"], round(float(box["e"]) - float(box["s"]), 3)
+
+            await page.click('#zoom button[data-window="60"]')
+            assert await window_of() == ("60", 60.0)
+            ticks = await page.eval_on_selector_all(f"{timeline} text.tick", "ts => ts.map(t => Number(t.dataset.t))")
+            assert len(ticks) >= 3 and ticks == sorted(ticks) and len({b - a for a, b in pairwise(ticks)}) == 1
+            await page.reload()
+            await page.wait_for_selector(timeline)
+            assert (await window_of())[0] == "60"  # remembered by the browser
+            assert await page.get_attribute('#zoom button[data-window="60"]', "class") == "active"
+            await page.hover(timeline)
+            await page.mouse.wheel(0, -120)  # zoom in: the next narrower window
+            await page.wait_for_function(f"() => document.querySelector('{timeline}').dataset.window === '30'")
+            for _ in range(8):  # zoom out past the widest window: everything since watching started
+                await page.mouse.wheel(0, 120)
+            await page.wait_for_function(f"() => document.querySelector('{timeline}').dataset.window === '0'")
+            await page.click('#zoom button[data-window="60"]')
+            await shoot(page, shots, "dashboard-timeline.png")
         finally:
             await browser.close()
