@@ -94,7 +94,8 @@ def _print_how_to_connect(cluster: EmbeddedCluster, nodes: int, names: tuple[str
 
 
 async def _start_dashboard(cluster: EmbeddedCluster, host: str, port: int) -> Callable[[], Awaitable[None]]:
-    """Serve the rollout page (read-only, over the cluster's own client) and print its address."""
+    """Serve the rollout page (over the cluster's own client; its buttons need the cluster's token) and print
+    its address."""
     from kubeloop.dashboard import start_dashboard
 
     try:

@@ -1,6 +1,7 @@
 // kubeloop dashboard: renders the workload views streamed by /api/stream (server-sent events).
 // Each message is a snapshot (all workloads) or a delta (changed and removed workloads); a card
-// is re-rendered only when its workload changed. Nothing here writes to the cluster.
+// is re-rendered only when its workload changed. Only the pause, resume and undo buttons write,
+// through the server, with the cluster's bearer token the user pasted (kept in sessionStorage).
 "use strict";
 
 const UNKNOWN_COLOUR = "#9aa3b5";

@@ -101,9 +101,12 @@ def screenshot_dir(tmp_path: Path) -> Path:
     return Path(chosen) if chosen else tmp_path
 
 
-async def shoot(page: Page, directory: Path, name: str) -> None:
+async def shoot(page: Page, directory: Path, name: str, focus: str | None = None) -> None:
+    """A screenshot of the window (scrolled to ``focus`` first, if given)."""
+    if focus is not None:
+        await page.locator(focus).scroll_into_view_if_needed()
     path = directory / name
-    await page.screenshot(path=str(path), full_page=True)
+    await page.screenshot(path=str(path))
     print(f"screenshot: {path}")
 
 
@@ -179,7 +182,6 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
             assert await page.input_value("#search") == "web"
             assert await card_order(page) == ["Deployment/default/web"]
             await page.fill("#search", "")
-            await shoot(page, shots, "dashboard-summary.png")
 
             # -- 3. partition, paused, and a colour per revision ---------------------------------------
             await client.create(CLONESETS, partitioned_cloneset(), namespace="default")
@@ -207,7 +209,7 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
             await client.update(CLONESETS, cs, namespace="default")
             await page.wait_for_selector(f"{cs_card} .chip.paused", timeout=30_000)
             assert await page.text_content(f"{cs_card} .badge") == "paused"
-            await shoot(page, shots, "dashboard-cloneset.png")
+            await shoot(page, shots, "dashboard-cloneset.png", cs_card)
 
             # -- 4. a click on a pod tile shows its conditions, restarts and events ------------------
             await page.click('[data-key="Deployment/shop/cart"] .tile[data-state="failing"]')
@@ -253,7 +255,7 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
             assert (await web_spec())["paused"] is True
             await page.wait_for_selector(f'{web_card} button[data-action="resume"]', timeout=15_000)
             assert "cannot rollback a paused deployment" in await press("undo", "409")
-            await shoot(page, shots, "dashboard-actions.png")
+            await shoot(page, shots, "dashboard-actions.png", web_card)
             assert await press("resume", "resumed") == "deployment.apps/web resumed"
             assert (await web_spec())["paused"] is False
             assert await press("undo", "rolled back") == "deployment.apps/web rolled back"
@@ -288,6 +290,6 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
                 await page.mouse.wheel(0, 120)
             await page.wait_for_function(f"() => document.querySelector('{timeline}').dataset.window === '0'")
             await page.click('#zoom button[data-window="60"]')
-            await shoot(page, shots, "dashboard-timeline.png")
+            await shoot(page, shots, "dashboard-timeline.png", timeline)
         finally:
             await browser.close()
