@@ -12,7 +12,8 @@ One browser, one cluster, one scenario, in steps (each named by the feature it c
 4. a click on a pod tile opens its details: conditions, containers with restarts, events;
 5. pause, resume and undo: refused (and saying why) without the cluster's token or with a wrong
    one, done with it (kept in the tab's sessionStorage across a reload); undo restores the
-   previous ReplicaSet's template as ``kubectl rollout undo`` does;
+   previous ReplicaSet's template as ``kubectl rollout undo`` does (and a CloneSet's, its previous
+   ControllerRevision's);
 6. the timelines have a time axis and a window the user zooms (buttons, mouse wheel), which a
    reload keeps (localStorage).
 
@@ -28,6 +29,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from playwright.async_api import Page, Route, async_playwright
 
@@ -112,8 +114,6 @@ async def shoot(page: Page, directory: Path, name: str, focus: str | None = None
 
 async def wait_for_feed(dashboard_url: str, check: str) -> None:
     """Until the dashboard's state (not the page) holds ``check`` (a substring of /api/state)."""
-    import aiohttp
-
     async with asyncio.timeout(60), aiohttp.ClientSession() as session:
         while check not in await (await session.get(dashboard_url + "api/state")).text():
             await asyncio.sleep(0.1)
@@ -266,6 +266,23 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
                 "(card) => [...document.querySelectorAll(card + ' .tile')].some((t) => t.dataset.update === 'true')"
                 " && document.querySelector(card + ' .revlabel small')?.textContent === 'registry.example/web:1'",
                 arg=web_card, timeout=30_000)
+
+            # The CloneSet's buttons, through the same routes: resume, then undo to the previous revision.
+            async def post(path: str) -> tuple[int, str]:
+                async with aiohttp.ClientSession() as session, session.post(
+                        f"{dashboard_url}api/workloads/CloneSet/default/cs/{path}",
+                        headers={"Authorization": f"Bearer {token}"}) as answer:
+                    return answer.status, (await answer.json())["message"]
+
+            assert await post("resume") == (200, "cloneset.apps.kruise.io/cs resumed")
+            assert await post("undo") == (409, "no last revision to roll back to")
+            cs = await client.get(CLONESETS, "cs", namespace="default")
+            cs["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.example/cs:2"
+            await client.update(CLONESETS, cs, namespace="default")
+            await wait_for_feed(dashboard_url, "registry.example/cs:2")
+            assert await post("undo") == (200, "cloneset.apps.kruise.io/cs rolled back")
+            restored = await client.get(CLONESETS, "cs", namespace="default")
+            assert restored["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example/cs:1"
 
             # -- 6. a time axis, and a zoom that survives a reload ------------------------------------
             timeline = f"{web_card} svg.timeline"
