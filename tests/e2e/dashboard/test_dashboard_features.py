@@ -286,6 +286,7 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
 
             # -- 6. a time axis, and a zoom that survives a reload ------------------------------------
             timeline = f"{web_card} svg.timeline"
+            box = f"{web_card} .timeline-box"  # stays, while the svg inside is redrawn every second
 
             async def window_of() -> tuple[str, float]:
                 box: dict[str, str] = await page.eval_on_selector(
@@ -300,13 +301,13 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
             await page.wait_for_selector(timeline)
             assert (await window_of())[0] == "60"  # remembered by the browser
             assert await page.get_attribute('#zoom button[data-window="60"]', "class") == "active"
-            await page.hover(timeline)
+            await page.hover(box)
             await page.mouse.wheel(0, -120)  # zoom in: the next narrower window
             await page.wait_for_function(f"() => document.querySelector('{timeline}').dataset.window === '30'")
             for _ in range(8):  # zoom out past the widest window: everything since watching started
                 await page.mouse.wheel(0, 120)
             await page.wait_for_function(f"() => document.querySelector('{timeline}').dataset.window === '0'")
             await page.click('#zoom button[data-window="60"]')
-            await shoot(page, shots, "dashboard-timeline.png", timeline)
+            await shoot(page, shots, "dashboard-timeline.png", box)
         finally:
             await browser.close()
