@@ -2,7 +2,8 @@
 
 It watches Deployments, ReplicaSets, pods and events (and CloneSets with their revisions when
 the server has them) with the kubeconfig's credentials and serves one page that follows them
-live (see :mod:`kubeloop.dashboard`). It never writes to the cluster.
+live (see :mod:`kubeloop.dashboard`). It writes to the cluster only when the page's pause,
+resume or undo button is pressed with the cluster's bearer token (the kubeconfig's).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ async def _serve(kubeconfig: Path | None, host: str, port: int, namespace: str |
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address the page binds.")
 @click.option("-n", "--namespace", default=None, help="Show one namespace only (default: all).")
 def dashboard(kubeconfig: Path | None, port: int, host: str, namespace: str | None) -> None:
-    """Serve a live, read-only web view of every Deployment and CloneSet rollout."""
+    """Serve a live web view of every Deployment and CloneSet rollout (pause/resume/undo need the token)."""
     from kubeloop.client import ApiException, ConfigError, TransportError
 
     logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)

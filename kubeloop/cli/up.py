@@ -96,11 +96,16 @@ def _print_how_to_connect(cluster: EmbeddedCluster, nodes: int, names: tuple[str
 
 
 async def _start_dashboard(cluster: EmbeddedCluster, host: str, port: int) -> Callable[[], Awaitable[None]]:
-    """Serve the rollout page (read-only, over the cluster's own client) and print its address."""
+    """Serve the rollout page (over the cluster's own client; its buttons need the cluster's token) and print
+    its address."""
     from kubeloop.dashboard import start_dashboard
 
+    credentials = cluster.server.credentials
+    # The cluster's bearer token unlocks the buttons, also when the kubeconfig (--client-cert)
+    # holds a certificate instead.
+    token = credentials.token if credentials is not None else None
     try:
-        url, stop = await start_dashboard(cluster.client, host, port)
+        url, stop = await start_dashboard(cluster.client, host, port, action_token=token)
     except OSError as exc:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise click.ClickException(f"cannot serve the dashboard on {host}:{port}: {reason.lower()}") from None

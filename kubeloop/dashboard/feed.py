@@ -15,9 +15,10 @@ A subscriber that falls more than ``max_backlog`` messages behind is dropped (it
 ends); the browser's ``EventSource`` reconnects and starts again from a snapshot.
 
 :func:`watch_cluster` starts one informer per collection on a :class:`SharedInformerFactory`
-of its own and routes their events into the feed. It only lists and watches: the dashboard
-never writes to the cluster. CloneSets and ControllerRevisions are watched only when the
-server knows the CloneSet resource (a plain cluster without OpenKruise shows Deployments).
+of its own and routes their events into the feed. It only lists and watches (the page's
+token-protected buttons write, through :mod:`kubeloop.dashboard.actionroutes`). CloneSets and
+ControllerRevisions are watched only when the server knows the CloneSet resource (a plain
+cluster without OpenKruise shows Deployments).
 """
 
 from __future__ import annotations

@@ -139,6 +139,14 @@ class ClusterModel:
     def objects(self, collection: Collection) -> list[Obj]:
         return list(self._objects[collection].values())
 
+    def get(self, collection: Collection, namespace: str, name: str) -> Obj | None:
+        """One object of ``collection`` as last seen, or None."""
+        return self._objects[collection].get(f"{namespace}/{name}")
+
+    def events_about(self, kind: str, obj: Obj, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` events about ``obj`` (of ``kind``), in the views' event format."""
+        return self._events.about([{"kind": kind, **obj}], limit)
+
     def _workload_of(self, uid: str) -> str | None:
         for _ in range(OWNER_DEPTH):
             if not uid:

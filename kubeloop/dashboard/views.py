@@ -18,6 +18,8 @@ plain dict (the wire format of ``/api/state`` and the event stream, documented i
     first), then state (healthiest first), then name.
 ``progress``, ``rollout``
     see :mod:`kubeloop.dashboard.progress`.
+``partition`` (CloneSets only)
+    ``{value, kept}`` or ``None``: see :func:`partition_view`.
 ``conditions``, ``events``
     the workload's status conditions, and the latest events about it, its ReplicaSets or its
     pods (newest first, from an :class:`EventIndex`).
@@ -35,9 +37,10 @@ from typing import Any
 from kubeloop.api import kruise
 from kubeloop.api.meta import controller_of, labels_of, name_of, namespace_of, uid_of
 from kubeloop.api.pods import is_pod_available
+from kubeloop.controllers.cloneset.diffs import PartitionError, partition_replicas
 from kubeloop.controllers.cloneset.podstate import equal_to_revision, is_cloneset_pod_available, short_hash
 from kubeloop.controllers.cloneset.revisions import template_from_revision
-from kubeloop.controllers.cloneset.spec import min_ready_seconds_of, update_strategy_type
+from kubeloop.controllers.cloneset.spec import min_ready_seconds_of, partition_of, replicas_of, update_strategy_type
 from kubeloop.controllers.deployment.annotations import REVISION, RevisionError, revision_of
 from kubeloop.controllers.deployment.objects import min_ready_seconds, pod_template, spec_replicas, status_int
 from kubeloop.controllers.deployment.objects import strategy_type as deployment_strategy
@@ -262,4 +265,21 @@ def cloneset_view(cloneset: Obj, revisions: Sequence[Obj], pods: Sequence[Obj], 
     view = _assemble(CLONESET, cloneset, update_strategy_type(cloneset), views, entries,
                      [{"kind": "Pod", **p} for p in pods], events)
     view["updateRevision"] = update_revision
+    view["partition"] = partition_view(cloneset)
     return view
+
+
+def partition_view(cloneset: Obj) -> dict[str, Any] | None:
+    """``{"value": spec value, "kept": pods it keeps on old revisions}``; None without a partition.
+
+    ``kept`` follows the controller's rounding (:func:`partition_replicas`); an unparsable value
+    keeps ``None`` there (the controller refuses it, the page shows the value as written).
+    """
+    value = partition_of(cloneset)
+    if value is None:
+        return None
+    try:
+        kept: int | None = partition_replicas(value, replicas_of(cloneset))
+    except PartitionError:
+        kept = None
+    return {"value": value, "kept": kept}

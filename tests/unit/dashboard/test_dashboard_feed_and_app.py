@@ -70,7 +70,12 @@ async def client() -> AsyncIterator[tuple[TestClient[Any, Any], DashboardFeed]]:
 async def test_page_static_files_and_state(client: tuple[TestClient[Any, Any], DashboardFeed]) -> None:
     http, _ = client
     page = await http.get("/")
-    assert page.status == 200 and "/static/dashboard.js" in await page.text()
+    text = await page.text()
+    assert page.status == 200 and "/static/dashboard.js" in text
+    # The page carries the current snapshot, so it shows the cluster before its stream opens.
+    start = text.index('<script type="application/json" id="initial-state">')
+    embedded = orjson.loads(text[text.index(">", start) + 1:text.index("</script>", start)])
+    assert embedded["type"] == "snapshot" and [v["name"] for v in embedded["workloads"]] == ["web"]
     for name in ("dashboard.js", "dashboard.css"):
         assert (await http.get(f"/static/{name}")).status == 200
     assert (await http.get("/static/../app.py")).status in (403, 404)
