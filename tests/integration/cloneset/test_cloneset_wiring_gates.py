@@ -1,5 +1,6 @@
 """Feature gates and release-dependent behaviours of the CloneSet controller, each setting
-tested (reference cloneset.md §0, §2.4, §2.13), and the InPlaceOnly failure condition."""
+tested (kruise ``pkg/features/kruise_features.go``,
+``sync/cloneset_sync_utils.go`` ``calculateDiffsWithExpectation``), and the InPlaceOnly failure condition."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """CloneSet revisions, lifecycle hooks and the Progressing condition against the embedded API
-server (reference cloneset.md §2.3, §2.8, §2.9, §4.1-4.2)."""
+server (kruise ``revision/cloneset_revision.go``,
+``pkg/util/lifecycle``, ``cloneset_status.go``; the creating and scaling cases of ``test/e2e/apps/cloneset.go``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """CloneSet scaling against the embedded API server: creation, naming, status, scale-in, PVCs,
-podsToDelete and the specified-delete label, scale expectations (reference cloneset.md §2.5)."""
+podsToDelete and the specified-delete label, scale expectations (kruise
+``sync/cloneset_scale.go`` ``Scale``)."""
 
 from __future__ import annotations
 

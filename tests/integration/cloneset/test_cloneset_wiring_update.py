@@ -1,5 +1,6 @@
 """CloneSet updates against the embedded API server: ReCreate, in place (with and without a grace
-period), partition, pausing, maxSurge, minReadySeconds (reference cloneset.md §2.6-2.7, §4.3)."""
+period), partition, pausing, maxSurge, minReadySeconds (kruise ``sync/cloneset_update.go`` ``Update``,
+``pkg/util/inplaceupdate``; the updating cases of ``test/e2e/apps/cloneset.go``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The Deployment and ReplicaSet controllers together against the embedded API server
-(reference deployment.md §3.2); tests mark pods ready themselves, there is no kubelet."""
+(upstream
+``test/integration/deployment/deployment_test.go``); tests mark pods ready themselves, there is no kubelet."""
 
 from __future__ import annotations
 

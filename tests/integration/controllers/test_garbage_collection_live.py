@@ -1,5 +1,6 @@
 """The garbage collector against the embedded API server: each propagation policy, dangling
-owner references, and owners of a custom resource kind (reference deployment.md §1.23, §3.4)."""
+owner references, and owners of a custom resource kind (upstream
+``pkg/controller/garbagecollector``, ``test/integration/garbagecollector``)."""
 
 from __future__ import annotations
 

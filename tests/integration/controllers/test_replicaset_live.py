@@ -1,4 +1,5 @@
-"""The ReplicaSet controller against the embedded API server (reference deployment.md §3.3)."""
+"""The ReplicaSet controller against the embedded API server (upstream
+``test/integration/replicaset/replicaset_test.go``)."""
 
 from __future__ import annotations
 
