@@ -13,7 +13,6 @@ from cloneset_kit import (
     StartController,
     StatusDriver,
     cloneset,
-    eventually,
     get_cloneset,
     labels,
     owned_pods,
@@ -28,6 +27,7 @@ from kubeloop.client import PODS, ApiClient
 from kubeloop.controllers.cloneset.control import CLONESETS
 from kubeloop.controllers.cloneset.controller import CloneSetControllerOptions
 from kubeloop.controllers.cloneset.options import CloneSetBehaviour, CloneSetFeatureGates
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 

@@ -13,7 +13,6 @@ from cloneset_kit import (
     StatusDriver,
     cloneset,
     condition,
-    eventually,
     get_cloneset,
     labels,
     names,
@@ -29,6 +28,7 @@ from kubeloop.api import kruise
 from kubeloop.client import CONTROLLER_REVISIONS, PODS, ApiClient
 from kubeloop.controllers.cloneset.control import CLONESETS
 from kubeloop.controllers.cloneset.revisions import new_revision
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 

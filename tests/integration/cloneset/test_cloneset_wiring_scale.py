@@ -12,7 +12,6 @@ from cloneset_kit import (
     StatusDriver,
     cloneset,
     events_of,
-    eventually,
     get_cloneset,
     labels,
     names,
@@ -26,6 +25,7 @@ from cloneset_kit import (
 from kubeloop.api import kruise
 from kubeloop.client import PODS, ApiClient
 from kubeloop.controllers.cloneset.control import CLONESETS
+from kubeloop.testing.polling import eventually
 
 ID = re.compile(r"^[bcdfghjklmnpqrstvwxz2456789]{5}$")
 

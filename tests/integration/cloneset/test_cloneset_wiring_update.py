@@ -15,7 +15,6 @@ from cloneset_kit import (
     cloneset,
     condition,
     events_of,
-    eventually,
     get_cloneset,
     labels,
     owned_pods,
@@ -28,6 +27,7 @@ from kubeloop.api import kruise
 from kubeloop.api.meta import parse_time
 from kubeloop.client import ApiClient
 from kubeloop.controllers.cloneset.control import CLONESETS
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 
@@ -45,7 +45,7 @@ async def wait_rolled_out(client: ApiClient, name: str, replicas: int, old_revis
             return cs
         return None
 
-    result: Obj = await eventually(done, seconds=30, what=f"{name} rolled out")
+    result: Obj = await eventually(done, timeout=30, what=f"{name} rolled out")
     return result
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller_kit import NAMESPACE, ControllerRunner, eventually, list_pods
+from controller_kit import NAMESPACE, ControllerRunner, list_pods
 from deployment_kit import LABELS, RolloutWatcher, deployment, owned_replica_sets
 
 from kubeloop.client import CONFIG_MAPS, CUSTOM_RESOURCE_DEFINITIONS, DEPLOYMENTS, REPLICA_SETS, ApiClient
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 ALL = ("replicaset", "deployment", "garbagecollector")

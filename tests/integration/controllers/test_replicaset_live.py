@@ -9,7 +9,6 @@ from typing import Any
 from controller_kit import (
     NAMESPACE,
     ControllerRunner,
-    eventually,
     list_pods,
     mark_ready,
     pod_template,
@@ -17,6 +16,7 @@ from controller_kit import (
 
 from kubeloop.api.meta import format_time
 from kubeloop.client import EVENTS, PODS, REPLICA_SETS, ApiClient
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 LABELS = {"name": "test"}

@@ -1,6 +1,5 @@
 import asyncio
 from collections import Counter
-from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -10,6 +9,7 @@ from kubeloop.runtime.handlers import Request, requests_for_owner
 from kubeloop.runtime.informers.informer import SharedIndexInformer
 from kubeloop.runtime.predicates import generation_changed
 from kubeloop.runtime.workqueue import ItemExponentialFailureRateLimiter
+from kubeloop.testing.polling import eventually
 
 from .fakes import FakeCollection, InstantClock
 
@@ -17,11 +17,6 @@ from .fakes import FakeCollection, InstantClock
 def informer_for(api: FakeCollection) -> SharedIndexInformer:
     return SharedIndexInformer(api, name="objs", clock=InstantClock(), detect_mutations=True)
 
-
-async def until(condition: Any, seconds: float = 5) -> None:
-    async with asyncio.timeout(seconds):
-        while not condition():
-            await asyncio.sleep(0.001)
 
 
 def metric(registry: CollectorRegistry, name: str, **labels: str) -> float:
@@ -54,7 +49,7 @@ async def test_concurrent_workers_never_share_a_key() -> None:
         for i in range(20):
             api.put(f"o{i}", spec={"round": round_})
         await asyncio.sleep(0.001)
-    await until(lambda: all(counts[f"ns/o{i}"] >= 2 for i in range(20)) and not active)
+    await eventually(lambda: all(counts[f"ns/o{i}"] >= 2 for i in range(20)) and not active, timeout=5, interval=0.001)
     await asyncio.sleep(0.05)
     await controller.stop()
     await informer.stop()
@@ -85,7 +80,7 @@ async def test_errors_retry_with_backoff_and_success_forgets() -> None:
     )
     controller.watch(informer)
     await controller.start()
-    await until(lambda: attempts == 3)
+    await eventually(lambda: attempts == 3, timeout=5, interval=0.001)
     await asyncio.sleep(0.01)
     assert controller.queue.num_requeues(Request("ns", "a")) == 0
     assert metric(registry, "controller_runtime_reconcile_errors_total", controller="retry") == 2
@@ -112,7 +107,7 @@ async def test_terminal_errors_are_not_retried_and_requeue_after_is_honoured() -
     controller = Controller("terminal", reconcile, registry=registry)
     controller.watch(informer)
     await controller.start()
-    await until(lambda: calls["later"] == 2)
+    await eventually(lambda: calls["later"] == 2, timeout=5, interval=0.001)
     await asyncio.sleep(0.05)
     assert calls["bad"] == 1
     assert metric(registry, "controller_runtime_terminal_reconcile_errors_total", controller="terminal") == 1
@@ -135,7 +130,7 @@ async def test_stop_drains_in_flight_reconciles() -> None:
     controller = Controller("drain", reconcile, registry=CollectorRegistry())
     controller.watch(informer)
     await controller.start()
-    await until(lambda: controller.reconciles == 1)
+    await eventually(lambda: controller.reconciles == 1, timeout=5, interval=0.001)
     stopping = asyncio.create_task(controller.stop())
     await asyncio.sleep(0.01)
     assert not stopping.done()
@@ -164,7 +159,7 @@ async def test_owner_mapping_and_predicates() -> None:
     pod_informer = informer_for(pods)
     controller.watch(pod_informer, requests_for_owner("apps", "ReplicaSet"))
     await controller.start()
-    await until(lambda: len(seen) == 1)
+    await eventually(lambda: len(seen) == 1, timeout=5, interval=0.001)
     assert seen == [Request("ns", "web")]
     await controller.stop()
     await pod_informer.stop()
