@@ -1,6 +1,5 @@
 """The manager against the embedded API server: controllers, probes, leader election."""
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -11,6 +10,7 @@ from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.leaderelection import LeaderElectionConfig
 from kubeloop.runtime.manager import Manager, ManagerOptions
 from kubeloop.server.app import KubeServer
+from kubeloop.testing.clock import FakeClock
 from kubeloop.testing.polling import eventually
 
 StartServer = Callable[..., Awaitable[KubeServer]]
@@ -60,7 +60,16 @@ async def test_manager_runs_controllers_and_serves_probes(client: ApiClient) -> 
     await mgr.stop()
 
 
-async def test_leader_election_hands_over_when_the_leader_dies(server: KubeServer) -> None:
+async def tick(clock: FakeClock, seconds: float) -> None:
+    """Advance the managers' shared fake clock, then wait until every loop it woke (lease renewals
+    and retries, which talk to the real server) has gone back to sleep."""
+    asleep = clock.waiter_count()
+    clock.step(seconds)
+    await eventually(lambda: clock.waiter_count() >= asleep, timeout=10, interval=0.01,
+                     what="the woken loops to sleep again")
+
+
+async def test_leader_election_hands_over_when_the_leader_dies(server: KubeServer, fake_clock: FakeClock) -> None:
     timing = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.3}
     config = load_kubeconfig(str(server.kubeconfig_path))
     async with ApiClient(config) as c1, ApiClient(config) as c2:
@@ -68,15 +77,17 @@ async def test_leader_election_hands_over_when_the_leader_dies(server: KubeServe
         seen1: list[str] = []
         seen2: list[str] = []
         m1 = Manager(c1, ManagerOptions(name="le", leader_election=True, identity="one",
-                                        leader_election_config=LeaderElectionConfig(release_on_cancel=False, **timing)))
+                                        leader_election_config=LeaderElectionConfig(release_on_cancel=False, **timing)),
+                     clock=fake_clock)
         m2 = Manager(c2, ManagerOptions(name="le", leader_election=True, identity="two",
-                                        leader_election_config=LeaderElectionConfig(**timing)))
+                                        leader_election_config=LeaderElectionConfig(**timing)), clock=fake_clock)
         await m1.controller("annotate").for_(CONFIG_MAPS).complete(annotator(c1, "one", seen1))
         await m2.controller("annotate").for_(CONFIG_MAPS).complete(annotator(c2, "two", seen2))
         await m1.start()
         await eventually(lambda: seen1, timeout=15, interval=0.02)
         await m2.start()
-        await asyncio.sleep(1.0)
+        for _ in range(10):  # 4 s, twice the lease duration: without renewals two would have taken over
+            await tick(fake_clock, 0.4)
         assert seen2 == []  # two waits while one renews
         lease = await c1.get(LEASES, "le-leader", namespace="kube-system")
         assert lease["spec"]["holderIdentity"] == "one"
@@ -86,7 +97,12 @@ async def test_leader_election_hands_over_when_the_leader_dies(server: KubeServe
             task.cancel()
         for controller in m1.controllers:
             await controller.stop()
-        await eventually(lambda: seen2, timeout=10, interval=0.02)
+
+        async def handed_over() -> bool:
+            await tick(fake_clock, 0.4)
+            return bool(seen2)
+
+        await eventually(handed_over, timeout=30, interval=0)
         lease = await c2.get(LEASES, "le-leader", namespace="kube-system")
         assert lease["spec"]["holderIdentity"] == "two"
         assert lease["spec"]["leaseTransitions"] == 1

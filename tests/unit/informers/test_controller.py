@@ -9,6 +9,7 @@ from kubeloop.runtime.handlers import Request, requests_for_owner
 from kubeloop.runtime.informers.informer import SharedIndexInformer
 from kubeloop.runtime.predicates import generation_changed
 from kubeloop.runtime.workqueue import ItemExponentialFailureRateLimiter
+from kubeloop.testing.clock import FakeClock
 from kubeloop.testing.polling import eventually
 
 from .fakes import FakeCollection, InstantClock
@@ -88,7 +89,7 @@ async def test_errors_retry_with_backoff_and_success_forgets() -> None:
     await informer.stop()
 
 
-async def test_terminal_errors_are_not_retried_and_requeue_after_is_honoured() -> None:
+async def test_terminal_errors_are_not_retried_and_requeue_after_is_honoured(fake_clock: FakeClock) -> None:
     api = FakeCollection()
     api.put("bad")
     api.put("later")
@@ -104,11 +105,21 @@ async def test_terminal_errors_are_not_retried_and_requeue_after_is_honoured() -
         return None
 
     registry = CollectorRegistry()
-    controller = Controller("terminal", reconcile, registry=registry)
+    controller = Controller("terminal", reconcile, clock=fake_clock, registry=registry)
     controller.watch(informer)
     await controller.start()
+    # Settled: both reconciled once, and only "later" waits to come back.
+    await eventually(lambda: calls["bad"] == 1 and calls["later"] == 1 and controller.queue.waiting_count() == 1,
+                     timeout=5, interval=0.001)
+    # Delayed items are timers of the fake clock: a step runs the due ones synchronously, so the
+    # queue tells at once whether anything came back.
+    fake_clock.step(0.01)
+    assert len(controller.queue) == 0  # "later" asked for 0.02 s
+    fake_clock.step(0.01)
     await eventually(lambda: calls["later"] == 2, timeout=5, interval=0.001)
-    await asyncio.sleep(0.05)
+    fake_clock.step(2000)  # past the longest back-off (1000 s) a retry of "bad" could wait
+    assert len(controller.queue) == 0
+    assert controller.queue.waiting_count() == 0
     assert calls["bad"] == 1
     assert metric(registry, "controller_runtime_terminal_reconcile_errors_total", controller="terminal") == 1
     assert metric(registry, "controller_runtime_reconcile_total", controller="terminal", result="requeue_after") == 1
