@@ -107,9 +107,9 @@ async def test_a1_basic_scale_names_labels_and_victims(cluster: EmbeddedCluster,
 
 async def test_a2_scale_max_unavailable_caps_unavailable_pods(cluster: EmbeddedCluster, monitor: CloneSetMonitor,
                                                               history: PodHistory) -> None:
-    """scaleStrategy.maxUnavailable=2, R 0 -> 5 (row D53): at no pod event do more than 2 of the
-    CloneSet's pods exist unavailable (``minReadySeconds`` 1 keeps new pods unavailable for a
-    while), and a Warning ``ScaleUpLimited`` event names the limit."""
+    """scaleStrategy.maxUnavailable=2, R 0 -> 5 (row D53 of ``test_cloneset_diffs.py``): at no pod
+    event do more than 2 of the CloneSet's pods exist unavailable (``minReadySeconds`` 1 keeps new
+    pods unavailable for a while), and a Warning ``ScaleUpLimited`` event names the limit."""
     client = cluster.client
     await client.create(CLONESETS, new_cloneset(0, minReadySeconds=1, scaleStrategy={"maxUnavailable": 2}),
                         namespace=NS)
@@ -136,9 +136,10 @@ async def test_a2_scale_max_unavailable_caps_unavailable_pods(cluster: EmbeddedC
 
 async def test_a3_pods_to_delete_replaces_the_pod_and_its_claims(cluster: EmbeddedCluster,
                                                                   monitor: CloneSetMonitor) -> None:
-    """Naming a pod in podsToDelete (rows D04-D06) deletes it and its PVC, creates a replacement
-    with a new instance id, and the controller then drops the name from the spec (a new
-    generation). A name that is not a pod is rejected by the admission with 422 Invalid."""
+    """Naming a pod in podsToDelete (rows D04-D06 of ``test_cloneset_diffs.py``) deletes it and its
+    PVC, creates a replacement with a new instance id, and the controller then drops the name from
+    the spec (a new generation). A name that is not a pod is rejected by the admission with 422
+    Invalid."""
     client = cluster.client
     await client.create(CLONESETS, new_cloneset(3, volumeClaimTemplates=data_volume()), namespace=NS)
     await wait_status(cluster, settled(3))
