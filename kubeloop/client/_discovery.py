@@ -1,7 +1,8 @@
 """Discovery: which resources a server offers, and resolving the names users type.
 
 Reads the legacy discovery documents (``/api``, ``/apis``, ``/api/v1``, ``/apis/{g}/{v}``),
-which every server answers (runtime-and-api.md §3.13), and builds one :class:`Resource` per
+which every server answers (apiserver ``pkg/endpoints/discovery``,
+``root.go`` and ``group.go``/``version.go``), and builds one :class:`Resource` per
 top-level entry, folding ``<plural>/<sub>`` entries into its ``subresources``. Group
 versions are fetched concurrently; one that fails (an unavailable aggregated API) is
 skipped, as kubectl does, rather than failing every lookup.

@@ -1,8 +1,9 @@
 """Decoding a watch stream: newline-delimited JSON events, sans-IO.
 
 A watch response is a chunked body of ``{"type": ..., "object": ...}`` documents, each
-followed by ``\\n`` (see runtime-and-api.md §3.17). Chunk boundaries fall anywhere, and one
-event can be megabytes (a large CRD), so :class:`LineSplitter` accumulates chunk pieces and
+followed by ``\\n`` (apiserver ``pkg/endpoints/handlers/watch.go`` ``WatchServer.HandleHTTP``,
+framed by apimachinery's json ``Framer``). Chunk boundaries fall anywhere, and one event can
+be megabytes (a large CRD), so :class:`LineSplitter` accumulates chunk pieces and
 joins them only when a newline completes a line, instead of relying on a stream reader's
 bounded ``readline``. :func:`decode_event` turns a line into a :class:`WatchEvent`, raising
 the typed exception for an ``ERROR`` event so a reflector can catch :class:`Gone` and relist.

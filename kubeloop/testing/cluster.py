@@ -33,6 +33,7 @@ from kubeloop.runtime.manager import Manager, ManagerOptions
 from kubeloop.server.app import KubeServer, ServerConfig
 from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE
 from kubeloop.testing.identities import provision
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 POLL_SECONDS = 0.05
@@ -186,18 +187,9 @@ class EmbeddedCluster:
     # -- waiting --------------------------------------------------------------------------
     async def wait_until(self, check: Callable[[], Awaitable[bool] | bool], timeout: float = 30.0,
                          message: str = "condition") -> None:
-        """Poll ``check`` (sync or async) until it returns true; ``TimeoutError`` after ``timeout``."""
-        try:
-            async with asyncio.timeout(timeout):
-                while True:
-                    result = check()
-                    if not isinstance(result, bool):
-                        result = await result
-                    if result:
-                        return
-                    await asyncio.sleep(POLL_SECONDS)
-        except TimeoutError:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {message}") from None
+        """Poll ``check`` (sync or async) until it returns true; ``TimeoutError`` after ``timeout``
+        (a :class:`~kubeloop.testing.polling.PollTimeout`)."""
+        await eventually(check, timeout=timeout, interval=POLL_SECONDS, what=message)
 
     async def wait_ready(self, timeout: float = 30.0) -> None:
         """Wait until every cache has synced and every simulated node is registered."""

@@ -1,11 +1,12 @@
 """Pure rules a Deployment rollout must obey, as the invariant monitor evaluates them.
 
-These restate reference deployment.md §4 as checks on one consistent snapshot of a
-Deployment, its ReplicaSets and their pods (and, for the "only grows / only shrinks" rules,
-the previous state of one ReplicaSet). They are written from the upstream semantics, not
-from kubeloop's controller code, so that the monitor does not inherit the controller's bugs:
-the surge and unavailability resolution, the template comparison and the completeness test
-are computed here again.
+These restate upstream's rolling-update guarantees (``pkg/controller/deployment/rolling.go``,
+``util/deployment_util.go``; test/utils/deployment.go ``checkRollingUpdateStatus``) as checks on one
+consistent snapshot of a Deployment, its ReplicaSets and their pods (and, for the "only grows / only
+shrinks" rules, the previous state of one ReplicaSet). They are written from the upstream semantics, not
+from kubeloop's controller code, so that the monitor does not inherit the controller's bugs: the surge
+and unavailability resolution, the template comparison and the completeness test are computed here
+again.
 
 Every function is pure: it takes plain dicts and returns numbers, booleans or a list of
 human-readable problems (empty when the rule holds).
@@ -31,7 +32,7 @@ DEFAULT_UNAVAILABLE = "25%"
 
 @dataclass(frozen=True)
 class RolloutBounds:
-    """What one generation of a Deployment spec allows: ``R``, ``S``, ``U`` of reference §4."""
+    """What one generation of a Deployment spec allows: ``R``, ``S`` (maxSurge), ``U`` (maxUnavailable)."""
 
     replicas: int
     max_surge: int
@@ -202,7 +203,7 @@ def controller_ref_problems(obj: Mapping[str, Any], owner_uid: str) -> list[str]
 
 def hash_label_problems(rs: Mapping[str, Any], deployment_name: str) -> list[str]:
     """A ReplicaSet the Deployment created: named ``<deployment>-<hash>``, the hash on its labels,
-    selector and template labels alike (reference §1.6)."""
+    selector and template labels alike (upstream ``sync.go`` ``getNewReplicaSet``)."""
     metadata = rs.get("metadata") or {}
     spec = rs.get("spec") or {}
     name = str(metadata.get("name") or "")

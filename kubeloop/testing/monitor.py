@@ -1,19 +1,20 @@
 """A monitor that checks a Deployment's rollout invariants at every watch event.
 
 :class:`DeploymentMonitor` watches the Deployments, ReplicaSets and pods of one namespace and,
-after each event, checks reference deployment.md §4 on the state the cluster was in *at that
-event*:
+after each event, checks the rollout invariants below (upstream's e2e checks the first two,
+test/utils/deployment.go ``checkRollingUpdateStatus``) on the state the cluster was in *at
+that event*:
 
 - I1 surge: a ReplicaSet may only grow if the owned ReplicaSets then ask for at most
   ``R + maxSurge`` replicas together (a shrinking sum above the bound is the tail of a
-  scaling event or an adoption, caveats b and c);
+  scaling event or an adoption);
 - I2 availability floor (RollingUpdate): once the Deployment reported ``available >= R - U``
   for its current ``R`` and ``U``, its ``availableReplicas`` and its ready, non-terminating
   pods stay at or above ``R - U`` until ``R`` or ``U`` change (tests that disrupt pods on
   purpose switch it off with :meth:`DeploymentMonitor.allow_disruption`);
 - I3 / I4 direction: the new ReplicaSet never grows past ``R``; old ReplicaSets never grow and
   the new one never shrinks below ``R``, except when the write also changes the
-  ``desired-replicas`` annotation (proportional scaling on a scaling event, caveat a);
+  ``desired-replicas`` annotation (proportional scaling on a scaling event);
 - I8 Recreate: pods of two different templates are never active together, old terminating
   pods included; and the status never shows updated pods next to other pods;
 - I9 revisions: the Deployment's and each ReplicaSet's revision never decrease, a ReplicaSet

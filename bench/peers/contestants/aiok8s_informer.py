@@ -6,7 +6,7 @@ Modes:
   reads the Pod from the manager's informer and PATCHes the annotation with
   kubernetes_asyncio. Concurrency stays at aiok8s's fixed ``max_concurrent_reconciles = 1``.
 - ``informer`` (B4, B6): ``new_shared_index_informer`` over ``ListWatch`` built on
-  kubernetes_asyncio list/watch functions (python-peers.md §4.5); synced-ness is polled
+  kubernetes_asyncio list/watch functions (aiok8s's own pattern for B4); synced-ness is polled
   every 5 ms (the library itself polls every 100 ms).
 - ``watch`` (B5): ``kubernetes_asyncio.watch.Watch().stream`` (typed objects, the default).
 """

@@ -1,6 +1,6 @@
 """Contestant: kopf (from PyPI, in its own virtual environment without the kubernetes clients).
 
-Variants (``--variant``), following python-peers.md §4.3:
+Variants (``--variant``), the two ways kopf is commonly used:
 
 - ``event`` (K-event): ``@kopf.on.event`` runs for every event; it sets the annotation
   through kopf's ``patch`` (kopf sends one merge PATCH after the handler) when it differs.

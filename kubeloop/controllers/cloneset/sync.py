@@ -1,4 +1,5 @@
-"""One reconcile of a CloneSet, in upstream's order (reference cloneset.md §2.1).
+"""One reconcile of a CloneSet, in upstream's order (kruise
+``pkg/controller/cloneset/cloneset_controller.go`` ``doReconcile``).
 
 1. read the CloneSet from the cache (gone: forget its expectations);
 2. parse its selector (invalid: Warning event, retried with back-off);

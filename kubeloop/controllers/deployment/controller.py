@@ -1,6 +1,7 @@
 """The Deployment controller's wiring: informers, event handlers, retries.
 
-Handlers (reference deployment.md §1.2) only decide which Deployments to enqueue:
+Handlers (upstream ``pkg/controller/deployment/deployment_controller.go``, ``addReplicaSet``,
+``updateReplicaSet``, ``deletePod`` and their siblings) only decide which Deployments to enqueue:
 
 - Deployment events enqueue the Deployment;
 - ReplicaSet events enqueue the owning Deployment, both owners when the controller reference

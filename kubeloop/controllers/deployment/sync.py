@@ -1,6 +1,7 @@
 """One Deployment sync: read the caches, execute the pure plans, write the results.
 
-:meth:`DeploymentSync.sync` follows upstream's dispatch (reference deployment.md §1.3): an
+:meth:`DeploymentSync.sync` follows upstream's dispatch (``deployment_controller.go``
+``syncDeployment``): an
 empty selector only records the generation; the ReplicaSets are claimed; a Deployment being
 deleted only gets its status written; pause conditions are recorded; a paused Deployment is
 only scaled and cleaned up; a rollback request is carried out; a scaling event is spread

@@ -6,7 +6,8 @@ deleted. ``dependents`` is the reverse of the owner references (an owner UID -> 
 pointing at it), kept even for owners never observed, so that an owner appearing late, or
 vanishing, reaches its dependents.
 
-Decisions (reference deployment.md §1.23):
+Decisions (upstream ``pkg/controller/garbagecollector/garbagecollector.go``
+``attemptToDeleteItem``, ``classifyReferences``, ``processDeletingDependentsItem``):
 
 - a dependent's owner references are *solid* (owner exists, not deleting its dependents
   first), *dangling* (owner absent) or *waiting* (owner being deleted in the foreground);

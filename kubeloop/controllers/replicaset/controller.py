@@ -1,6 +1,7 @@
 """The ReplicaSet controller: keep ``spec.replicas`` pods running and report on them.
 
-Wiring (reference deployment.md §1.21): ReplicaSet events enqueue the ReplicaSet; pod events
+Wiring (upstream ``pkg/controller/replicaset/replica_set.go``, ``addPod``, ``updatePod``,
+``deletePod``): ReplicaSet events enqueue the ReplicaSet; pod events
 enqueue the pod's controlling ReplicaSet (or, for an orphan, every ReplicaSet whose selector
 matches it, so one can adopt it) and feed the expectations: a pod that appears counts as an
 observed creation, a pod that gets a deletionTimestamp or disappears as an observed deletion

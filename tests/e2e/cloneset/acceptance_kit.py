@@ -1,4 +1,4 @@
-"""Shared pieces of the CloneSet acceptance scenarios (reference cloneset.md §4.4): a
+"""Shared pieces of the CloneSet acceptance scenarios (black-box replays of kruise's sync unit tables): a
 release-aware invariant monitor; :class:`PodHistory`, every watch event of the CloneSet's pods
 with the moment it was seen, so that a test can assert what happened between its waits (update
 order, the lifecycle states a pod went through, how many pods were unavailable at each event);

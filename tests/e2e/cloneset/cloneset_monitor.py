@@ -1,21 +1,21 @@
-"""A monitor that checks the CloneSet invariants (reference cloneset.md §5) at every watch event.
+"""A monitor that checks what a CloneSet's pods and status must satisfy at every watch event.
 
 It watches the namespace's pods and CloneSets from one resourceVersion on, keeps the current
 objects, and after each event checks what must hold at that point of the event stream:
 
-- identity: a pod is named ``<cloneset>-<instance id>``, instance ids are unique (§5.8);
+- identity: a pod is named ``<cloneset>-<instance id>``, instance ids are unique;
 - labels: revision hashes (short form consistent), instance id, lifecycle state, the
-  ``InPlaceUpdateReady`` readiness gate, a controller reference blocking owner deletion (§5.9);
+  ``InPlaceUpdateReady`` readiness gate, a controller reference blocking owner deletion;
 - in-place safety: a pod in an unfinished in-place update is neither InPlaceUpdateReady nor
-  Ready (§5.10);
+  Ready;
 - hooks: a pod held by the preDelete hook is never deleted; a pod held by the inPlaceUpdate
-  hook never has its images changed (§5.11);
+  hook never has its images changed;
 - status algebra: the counters' order, ``expectedUpdatedReplicas = replicas - partition``,
-  ``observedGeneration <= generation`` (§5.12);
+  ``observedGeneration <= generation``;
 - surge bound: active pods never exceed the larger of the count at the last spec change and
-  ``replicas + maxSurge`` (§5.1), PreparingDelete pods excluded when the CloneSet says so;
-- optional floors set by the test for a phase: available pods (§5.2) and pods kept on the
-  old revision by the partition (§5.4).
+  ``replicas + maxSurge``, PreparingDelete pods excluded when the CloneSet says so;
+- optional floors set by the test for a phase: available pods and pods kept on the old
+  revision by the partition.
 
 Violations are collected (never raised inside the watch task) and asserted by :meth:`check`.
 """

@@ -1,6 +1,6 @@
-"""End-to-end CloneSet scenarios (reference cloneset.md §4) on the embedded cluster: API server,
+"""End-to-end CloneSet scenarios (kruise ``test/e2e/apps/cloneset.go``) on the embedded cluster: API server,
 simulated kubelet (scheduling, readiness gates, in-place container restarts) and the CloneSet
-controller. Every test runs under :class:`CloneSetMonitor`, which checks the invariants of §5
+controller. Every test runs under :class:`CloneSetMonitor`, which checks the CloneSet's invariants
 at every watch event. Upstream's waits of 10-60 s are shortened (``minReadySeconds``,
 ``progressDeadlineSeconds``); the behaviour asserted is the same.
 """
@@ -105,7 +105,7 @@ def set_image(image: str) -> Callable[[Obj], None]:
     return change
 
 
-# -- 4.1 creating ------------------------------------------------------------------------------
+# -- creating ----------------------------------------------------------------------------------
 
 async def test_e2_pre_normal_finalizer(cluster: EmbeddedCluster, monitor: CloneSetMonitor) -> None:
     client = cluster.client
@@ -176,7 +176,7 @@ async def test_e5_max_int32_min_ready_and_deadline(cluster: EmbeddedCluster, mon
     monitor.check()
 
 
-# -- 4.2 scaling -------------------------------------------------------------------------------
+# -- scaling -----------------------------------------------------------------------------------
 
 async def test_e6_scales_with_defaults(cluster: EmbeddedCluster, monitor: CloneSetMonitor) -> None:
     client = cluster.client
@@ -278,7 +278,7 @@ async def test_e10_pods_to_delete_with_exclude_preparing_delete(cluster: Embedde
     monitor.check()
 
 
-# -- 4.3 updating ------------------------------------------------------------------------------
+# -- updating ----------------------------------------------------------------------------------
 
 async def test_e11_in_place_update_restarts_the_container(cluster: EmbeddedCluster,
                                                           monitor: CloneSetMonitor) -> None:
@@ -372,7 +372,7 @@ async def test_e20_resources_change_recreates(cluster: EmbeddedCluster, monitor:
     monitor.check()
 
 
-# -- 4.4 acceptance scenarios --------------------------------------------------------------------
+# -- acceptance scenarios ------------------------------------------------------------------------
 
 async def test_a9_template_rollback_counts_old_pods_as_updated(cluster: EmbeddedCluster,
                                                                monitor: CloneSetMonitor) -> None:

@@ -1,7 +1,9 @@
-"""End-to-end acceptance scenarios of reference cloneset.md §4.4 on the scale side -- A1, A2,
-A3, A11, A12, A15, A16 -- on the embedded cluster (API server with the CloneSet admission,
-simulated kubelet, CloneSet controller, garbage collector), each under the invariant monitor of
-§5 (release-aware here, for A11). The update-side scenarios are in
+"""End-to-end acceptance scenarios on the scale side (black-box replays of kruise's
+``sync/cloneset_scale_test.go`` and ``cloneset_sync_utils_test.go`` rows) -- basic scale, the
+scale-up unavailability cap, podsToDelete, orphans, the preDelete hook, PVC reuse, the scale
+subresource -- on the embedded cluster (API server with the CloneSet admission,
+simulated kubelet, CloneSet controller, garbage collector), each under the CloneSet invariant
+monitor (release-aware here, for the orphan scenario). The update-side scenarios are in
 ``test_cloneset_e2e_acceptance_update.py``.
 
 Where a step cannot be observed end to end the test asserts the observable outcome and its
@@ -55,11 +57,12 @@ def pods_to_delete(names: list[str]) -> Callable[[Obj], None]:
     return change
 
 
-# -- A1 basic scale ------------------------------------------------------------------------------
+# -- basic scale ---------------------------------------------------------------------------------
 
 async def test_a1_basic_scale_names_labels_and_victims(cluster: EmbeddedCluster, monitor: CloneSetMonitor) -> None:
     """R 0 -> 5 -> 2 -> 5. Pods are ``<cs>-<id>`` with upstream's alphabet, labelled and owned as
-    §2.5.1 says; on 5 -> 2 the two pods made unready first are among the victims (§2.5.3)."""
+    kruise's ``newVersionedPods`` makes them; on 5 -> 2 the two pods made unready first are among
+    the victims (``choosePodsToDelete``: the least available go first)."""
     client = cluster.client
     created = await client.create(CLONESETS, new_cloneset(0), namespace=NS)
     await wait_status(cluster, lambda s: s.get("replicas") == 0)
@@ -100,13 +103,13 @@ async def test_a1_basic_scale_names_labels_and_victims(cluster: EmbeddedCluster,
     monitor.check()
 
 
-# -- A2 scaleStrategy.maxUnavailable -------------------------------------------------------------
+# -- scaleStrategy.maxUnavailable ----------------------------------------------------------------
 
 async def test_a2_scale_max_unavailable_caps_unavailable_pods(cluster: EmbeddedCluster, monitor: CloneSetMonitor,
                                                               history: PodHistory) -> None:
-    """scaleStrategy.maxUnavailable=2, R 0 -> 5 (row D53): at no pod event do more than 2 of the
-    CloneSet's pods exist unavailable (``minReadySeconds`` 1 keeps new pods unavailable for a
-    while), and a Warning ``ScaleUpLimited`` event names the limit."""
+    """scaleStrategy.maxUnavailable=2, R 0 -> 5 (row D53 of ``test_cloneset_diffs.py``): at no pod
+    event do more than 2 of the CloneSet's pods exist unavailable (``minReadySeconds`` 1 keeps new
+    pods unavailable for a while), and a Warning ``ScaleUpLimited`` event names the limit."""
     client = cluster.client
     await client.create(CLONESETS, new_cloneset(0, minReadySeconds=1, scaleStrategy={"maxUnavailable": 2}),
                         namespace=NS)
@@ -129,13 +132,14 @@ async def test_a2_scale_max_unavailable_caps_unavailable_pods(cluster: EmbeddedC
     monitor.check()
 
 
-# -- A3 podsToDelete -----------------------------------------------------------------------------
+# -- podsToDelete --------------------------------------------------------------------------------
 
 async def test_a3_pods_to_delete_replaces_the_pod_and_its_claims(cluster: EmbeddedCluster,
                                                                   monitor: CloneSetMonitor) -> None:
-    """Naming a pod in podsToDelete (rows D04-D06) deletes it and its PVC, creates a replacement
-    with a new instance id, and the controller then drops the name from the spec (a new
-    generation). A name that is not a pod is rejected by the admission with 422 Invalid."""
+    """Naming a pod in podsToDelete (rows D04-D06 of ``test_cloneset_diffs.py``) deletes it and its
+    PVC, creates a replacement with a new instance id, and the controller then drops the name from
+    the spec (a new generation). A name that is not a pod is rejected by the admission with 422
+    Invalid."""
     client = cluster.client
     await client.create(CLONESETS, new_cloneset(3, volumeClaimTemplates=data_volume()), namespace=NS)
     await wait_status(cluster, settled(3))
@@ -170,7 +174,7 @@ async def test_a3_pods_to_delete_replaces_the_pod_and_its_claims(cluster: Embedd
     monitor.check()
 
 
-# -- A11 orphans and release ---------------------------------------------------------------------
+# -- orphans and release -------------------------------------------------------------------------
 
 async def test_a11_orphan_ignored_and_released_pod_replaced(cluster: EmbeddedCluster,
                                                             monitor: CloneSetMonitor) -> None:
@@ -204,7 +208,7 @@ async def test_a11_orphan_ignored_and_released_pod_replaced(cluster: EmbeddedClu
     monitor.check()
 
 
-# -- A12 preDelete hook --------------------------------------------------------------------------
+# -- preDelete hook ------------------------------------------------------------------------------
 
 async def test_a12_pre_delete_victim_revives_on_scale_up(cluster: EmbeddedCluster, monitor: CloneSetMonitor,
                                                          history: PodHistory) -> None:
@@ -245,7 +249,7 @@ async def test_a12_pre_delete_victim_revives_on_scale_up(cluster: EmbeddedCluste
     monitor.check()
 
 
-# -- A15 PVC reuse -------------------------------------------------------------------------------
+# -- PVC reuse -----------------------------------------------------------------------------------
 
 async def test_a15_claims_reused_after_external_delete_and_removed_on_scale_in(
         cluster: EmbeddedCluster, monitor: CloneSetMonitor) -> None:
@@ -287,7 +291,7 @@ async def test_a15_claims_reused_after_external_delete_and_removed_on_scale_in(
     monitor.check()
 
 
-# -- A16 scale subresource -----------------------------------------------------------------------
+# -- scale subresource ---------------------------------------------------------------------------
 
 async def test_a16_scale_subresource(cluster: EmbeddedCluster, monitor: CloneSetMonitor) -> None:
     """GET .../clonesets/e2e/scale shows spec and status replicas and the status label selector;

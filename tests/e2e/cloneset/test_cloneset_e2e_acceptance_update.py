@@ -1,6 +1,8 @@
-"""End-to-end acceptance scenarios of reference cloneset.md §4.4 on the update side -- A5, A8,
-A10, A13, A14 -- on the embedded cluster, each under the invariant monitor of §5. Durations are
-shortened (a grace period of 2 s instead of 10 s); the behaviour asserted is the reference's.
+"""End-to-end acceptance scenarios on the update side (black-box replays of kruise's
+``sync/cloneset_update_test.go`` and ``inplace_update_test.go`` rows) -- percent partitions, the
+in-place grace period, revisionHistoryLimit, the inPlaceUpdate hook, priority and scatter order --
+on the embedded cluster, each under the CloneSet invariant monitor. Durations are shortened (a
+grace period of 2 s instead of 10 s); the behaviour asserted is upstream's.
 Where a step cannot be observed end to end the test asserts the observable outcome and its
 docstring says so; :class:`acceptance_kit.PodHistory` shows what happened between the waits.
 """
@@ -56,7 +58,7 @@ async def revisions(client: ApiClient) -> dict[str, int]:
             if (controller_of(r) or {}).get("name") == NAME}
 
 
-# -- A5 percent partition ------------------------------------------------------------------------
+# -- percent partition ---------------------------------------------------------------------------
 
 async def test_a5_percent_partition(cluster: EmbeddedCluster, monitor: CloneSetMonitor) -> None:
     """R=5, in place: partition "100%" keeps every pod old, "99%" updates exactly one (99% of 5
@@ -92,7 +94,7 @@ async def test_a5_percent_partition(cluster: EmbeddedCluster, monitor: CloneSetM
     monitor.check()
 
 
-# -- A8 gracePeriodSeconds -----------------------------------------------------------------------
+# -- gracePeriodSeconds --------------------------------------------------------------------------
 
 async def test_a8_in_place_grace_period_delays_the_image(cluster: EmbeddedCluster, monitor: CloneSetMonitor,
                                                          history: PodHistory) -> None:
@@ -140,7 +142,7 @@ async def test_a8_in_place_grace_period_delays_the_image(cluster: EmbeddedCluste
     monitor.check()
 
 
-# -- A10 revisionHistoryLimit --------------------------------------------------------------------
+# -- revisionHistoryLimit ------------------------------------------------------------------------
 
 async def test_a10_revision_history_limit(cluster: EmbeddedCluster, monitor: CloneSetMonitor) -> None:
     """revisionHistoryLimit=2 and five template changes, each rolled out: after every rollout at
@@ -168,7 +170,7 @@ async def test_a10_revision_history_limit(cluster: EmbeddedCluster, monitor: Clo
     monitor.check()
 
 
-# -- A13 inPlaceUpdate hook ----------------------------------------------------------------------
+# -- inPlaceUpdate hook --------------------------------------------------------------------------
 
 async def test_a13_in_place_update_hook(cluster: EmbeddedCluster, monitor: CloneSetMonitor,
                                         history: PodHistory) -> None:
@@ -208,7 +210,7 @@ async def test_a13_in_place_update_hook(cluster: EmbeddedCluster, monitor: Clone
     monitor.check()
 
 
-# -- A14 update order ----------------------------------------------------------------------------
+# -- update order --------------------------------------------------------------------------------
 
 async def rollout_order(cluster: EmbeddedCluster, monitor: CloneSetMonitor, history: PodHistory, replicas: int,
                         strategy: Obj, labels_for: Callable[[list[str]], dict[str, dict[str, str]]]
@@ -267,10 +269,11 @@ async def test_a14_order_priority_orders_the_update(cluster: EmbeddedCluster, mo
 
 async def test_a14_scatter_spreads_matching_pods(cluster: EmbeddedCluster, monitor: CloneSetMonitor,
                                                  history: PodHistory) -> None:
-    """scatterStrategy zone=a over 3 matching and 3 other pods. A weight priority puts the other
-    pods first, so without scattering the order would be O O O M M M. Recomputed each round over
-    the remaining candidates (§2.6.4: the last matching candidate held back, groups of one
-    matching and two others, the unmatched remainder first), the order is M O M O O M."""
+    """scatterStrategy zone=a over 3 matching and 3 other pods. A weight priority puts the other pods
+    first, so without scattering the order would be O O O M M M. Recomputed each round over the
+    remaining candidates (kruise ``pkg/util/updatesort/scatter_sort.go``: the last matching candidate
+    held back, groups of one matching and two others, the unmatched remainder first), the order is M O M
+    O O M."""
     strategy = {"priorityStrategy": {"weightPriority": [{"weight": 50, "matchSelector": {"matchLabels": {
         "first": "yes"}}}]}, "scatterStrategy": [{"key": "zone", "value": "a"}]}
 

@@ -1,4 +1,5 @@
-"""End-to-end CloneSet creation with host networking (reference cloneset.md §4.1 E1) on the
+"""End-to-end CloneSet creation with host networking (kruise ``test/e2e/apps/cloneset.go``,
+hostNetwork with a default host port) on the
 embedded cluster, under the invariant monitor.
 
 The pods' host ports are the API server's pod defaulting (a host-network pod's port without a

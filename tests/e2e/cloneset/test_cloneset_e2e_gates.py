@@ -1,5 +1,6 @@
-"""End-to-end CloneSet scenarios that depend on feature gates (reference cloneset.md §4.3 E18,
-E19, E21, and A4's partition raise under ``CloneSetPartitionRollback``), on the embedded
+"""End-to-end CloneSet scenarios that depend on feature gates (kruise ``test/e2e/apps/cloneset.go``:
+preparing-update counted as updated, volumeClaimTemplates changes, image pre-download, and a
+partition raise under ``CloneSetPartitionRollback``), on the embedded
 cluster under the invariant monitor.
 
 The cluster runs with ``AllAlpha=true`` as upstream's e2e suite does (short hashes, partition
@@ -126,7 +127,7 @@ async def monitor_caught_up(cluster: EmbeddedCluster, monitor: CloneSetMonitor, 
 
 
 def preparing_update_cloneset() -> Obj:
-    """E18's CloneSet: an inPlaceUpdate hook held by a template label, partition 99% of 2."""
+    """The preparing-update scenario's CloneSet: an inPlaceUpdate hook held by a template label, partition 99% of 2."""
     strategy = {"type": kruise.IN_PLACE_IF_POSSIBLE, "maxUnavailable": "50%", "partition": "99%"}
     body = new_cloneset(2, minReadySeconds=1, progressDeadlineSeconds=DEADLINE_SECONDS, updateStrategy=strategy,
                         lifecycle={"inPlaceUpdate": {"labelsHandler": {HOOK: "true"}}})
@@ -135,7 +136,7 @@ def preparing_update_cloneset() -> Obj:
 
 
 async def start_preparing_update(cluster: EmbeddedCluster) -> tuple[Groups, Obj]:
-    """Create E18's CloneSet, change its image: one pod held in PreparingUpdate. Then delete the
+    """Create the preparing-update CloneSet, change its image: one pod held in PreparingUpdate. Then delete the
     other (current) pod; returns the groups once its replacement is ready, and the replacement."""
     client = cluster.client
     await client.create(CLONESETS, preparing_update_cloneset(), namespace=NS)
@@ -242,7 +243,7 @@ async def _ready_replicas(client: ApiClient, replicas: int) -> bool:
             and len(await pods(client)) == replicas)
 
 
-# -- A4 with CloneSetPartitionRollback --------------------------------------------------------
+# -- partition raise with CloneSetPartitionRollback ----------------------------------------------
 
 async def test_a4_raising_the_partition_rolls_back_with_the_gate(cluster: EmbeddedCluster,
                                                                  monitor: CloneSetMonitor) -> None:
@@ -264,7 +265,7 @@ async def test_a4_raising_the_partition_rolls_back_with_the_gate(cluster: Embedd
     monitor.check()
 
 
-# -- E19: volumeClaimTemplates changes --------------------------------------------------------
+# -- volumeClaimTemplates changes -------------------------------------------------------------
 
 def _storage(claim: Obj) -> str:
     return str(claim["spec"]["resources"]["requests"]["storage"])
@@ -391,7 +392,7 @@ async def test_e19_volume_claim_template_changes(cluster: EmbeddedCluster, monit
     monitor.check()
 
 
-# -- E21: image pre-download ------------------------------------------------------------------
+# -- image pre-download -----------------------------------------------------------------------
 
 @pytest.fixture
 async def image_pull_jobs_api(cluster: EmbeddedCluster) -> None:

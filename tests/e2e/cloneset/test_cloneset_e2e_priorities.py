@@ -1,5 +1,6 @@
 """End-to-end in-place updates of env read from metadata and of containers with launch
-priorities (reference cloneset.md §4.3 E12-E15) on the embedded cluster, under the invariant
+priorities (kruise ``test/e2e/apps/cloneset.go``, the in-place env and
+container-priority cases) on the embedded cluster, under the invariant
 monitor.
 
 The simulated kubelet plays kruise-daemon's part: it restarts a container whose env read from

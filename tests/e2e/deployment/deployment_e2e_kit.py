@@ -1,10 +1,10 @@
 """Builders and waits shared by the Deployment end-to-end tests.
 
-Upstream's e2e harness (reference deployment.md §3): Deployment labels, selector and template
-labels are the same map, the template has one container and ``terminationGracePeriodSeconds:
-0``, no ``rollingUpdate`` block unless a test gives one (the server defaults 25%/25%). Pod
-behaviour that upstream gets from special images (``webserver:404``, ``...:nonexistent``) comes
-from the simulated kubelet's ``sim.kubeloop.io/*`` template annotations here.
+Upstream's e2e harness (``test/e2e/framework/deployment/fixtures.go`` ``NewDeployment``): Deployment
+labels, selector and template labels are the same map, the template has one container and
+``terminationGracePeriodSeconds: 0``, no ``rollingUpdate`` block unless a test gives one (the server
+defaults 25%/25%). Pod behaviour that upstream gets from special images (``webserver:404``,
+``...:nonexistent``) comes from the simulated kubelet's ``sim.kubeloop.io/*`` template annotations here.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ async def pods_matching(client: ApiClient, labels: dict[str, str], *, active: bo
 async def wait_complete(cluster: EmbeddedCluster, name: str, *, revision: int | None = None,
                         timeout: float = 30.0) -> Obj:
     """Wait until the Deployment is complete for its newest generation (and at ``revision``),
-    then until its old ReplicaSets are scaled to 0 (reference §4 I7: they follow completion,
+    then until its old ReplicaSets are scaled to 0 (they follow completion,
     as the status is computed from ReplicaSet statuses that may lag their specs)."""
     def done(d: Obj) -> bool:
         return is_complete(d) and (revision is None or revision_of(d) == revision)

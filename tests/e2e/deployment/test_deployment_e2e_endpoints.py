@@ -1,7 +1,8 @@
-"""The Deployment's API surface as upstream's conformance tests drive it (reference
-deployment.md §3.1#8, #11, #12 and §3.2#3): the scale subresource, the lifecycle of
-patches, updates, status writes and collection deletes, the status endpoints, and selector
-immutability; each Deployment under the invariant monitor where the controllers act on it."""
+"""The Deployment's API surface as upstream's conformance tests drive it
+(``test/e2e/apps/deployment.go`` and ``test/integration/deployment/deployment_test.go``): the scale
+subresource, the lifecycle of patches, updates, status writes and collection deletes, the status
+endpoints, and selector immutability; each Deployment under the invariant monitor where the controllers
+act on it."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ pytestmark = pytest.mark.e2e
 
 
 async def test_scale_subresource(kubeloop_cluster: EmbeddedCluster, monitor_for: StartMonitor) -> None:
-    """§3.1#8 / §3.2#13: GET, PUT (no resourceVersion) and strategic PATCH of ``/scale``."""
+    """``testDeploymentSubresources`` / ``TestDeploymentScaleSubresource``: GET, PUT (no
+    resourceVersion) and strategic PATCH of ``/scale``."""
     client = kubeloop_cluster.client
     await monitor_for("test-new-deployment")
     await client.create(DEPLOYMENTS, deployment("test-new-deployment", 1, {"name": "httpd"}), namespace=NS)
@@ -51,8 +53,8 @@ async def test_scale_subresource(kubeloop_cluster: EmbeddedCluster, monitor_for:
 
 
 async def test_deployment_lifecycle(kubeloop_cluster: EmbeddedCluster, monitor_for: StartMonitor) -> None:
-    """§3.1#11: strategic patch (containers merged by name), full update, a status patch the
-    controller overwrites, delete-collection by label."""
+    """Conformance "should run the lifecycle of a Deployment": strategic patch (containers merged by name), full
+    update, a status patch the controller overwrites, delete-collection by label."""
     client = kubeloop_cluster.client
     monitor = await monitor_for("test-deployment")
     labels = {"test-deployment-static": "true"}
@@ -119,8 +121,8 @@ async def _update_status(client: ApiClient, name: str, new_condition: Obj) -> No
 
 async def test_status_endpoints_keep_foreign_conditions(kubeloop_cluster: EmbeddedCluster,
                                                         monitor_for: StartMonitor) -> None:
-    """§3.1#12: conditions of unknown types written through ``/status`` (update and merge
-    patch) survive the controller's own status writes."""
+    """Conformance "should validate Deployment Status endpoints": conditions of unknown types written through
+    ``/status`` (update and merge patch) survive the controller's own status writes."""
     client = kubeloop_cluster.client
     await monitor_for("status-test")
     await client.create(DEPLOYMENTS, deployment("status-test", 1, {"name": "httpd", "e2e": "testing"}),
@@ -140,7 +142,7 @@ async def test_status_endpoints_keep_foreign_conditions(kubeloop_cluster: Embedd
 
 
 async def test_selector_is_immutable(kubeloop_cluster: EmbeddedCluster) -> None:
-    """§3.2#3: apps/v1 rejects a selector change with "field is immutable"."""
+    """``TestDeploymentSelectorImmutability``: apps/v1 rejects a selector change with "field is immutable"."""
     client = kubeloop_cluster.client
     await client.create(DEPLOYMENTS, deployment("immutable", 1, {"name": "test"}), namespace=NS)
     d = await get_deployment(client, "immutable")

@@ -1,6 +1,7 @@
-"""Deployments whose pods misbehave (reference deployment.md §3.1#6, §3.2#7, §1.18): progress
+"""Deployments whose pods misbehave (upstream e2e ``testIterativeDeployments``, integration
+``TestFailedDeployment``, ``pkg/controller/deployment/progress.go`` ``syncRolloutStatus``): progress
 deadlines, crash loops, image pull errors, pods deleted under a rollout, and the status and
-scale endpoints (§3.1#8, #11, #12). Each runs under the invariant monitor."""
+scale endpoints (the conformance cases of ``test/e2e/apps/deployment.go``). Each runs under the invariant monitor."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def has_reason(type_: str, reason: str) -> Callable[[Obj], bool]:
 
 async def test_progress_deadline_exceeded_then_recovered(kubeloop_cluster: EmbeddedCluster,
                                                          monitor_for: StartMonitor) -> None:
-    """§3.2#7: pods slower than the deadline: ProgressDeadlineExceeded; once they turn ready the
+    """``TestFailedDeployment``: pods slower than the deadline: ProgressDeadlineExceeded; once they turn ready the
     same ReplicaSet completes and Progressing says NewReplicaSetAvailable."""
     client = kubeloop_cluster.client
     await monitor_for("failed")
@@ -155,7 +156,7 @@ async def _all_new(client: ApiClient, old_names: set[str], count: int) -> bool:
 
 async def test_iterative_rollouts_eventually_progress(kubeloop_cluster: EmbeddedCluster,
                                                       monitor_for: StartMonitor) -> None:
-    """§3.1#6, shortened: random template changes, rollbacks, scaling, pausing and pod deletions
+    """``testIterativeDeployments``, shortened: random template changes, rollbacks, scaling, pausing and pod deletions
     in quick succession; afterwards the Deployment completes with NewReplicaSetAvailable."""
     client = kubeloop_cluster.client
     monitor = await monitor_for("iterative")

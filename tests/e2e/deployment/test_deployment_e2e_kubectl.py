@@ -1,5 +1,5 @@
-"""kubectl's rollout flows against the embedded cluster (reference deployment.md §1.24,
-runtime-and-api.md §3.16), with every kubectl found on the machine: Debian's 1.20 at
+"""kubectl's rollout flows against the embedded cluster (kubectl
+``pkg/cmd/rollout`` and ``pkg/polymorphichelpers``), with every kubectl found on the machine: Debian's 1.20 at
 ``/usr/bin/kubectl`` and the Cloud SDK's ``kubectl.1.NN`` builds. Each version runs the whole
 flow on its own cluster under the invariant monitor; where kubectl prints fixed text, the
 output is compared exactly.

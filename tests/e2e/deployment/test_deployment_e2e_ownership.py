@@ -1,5 +1,6 @@
-"""Deletion with each propagation policy, orphaning and adoption (reference deployment.md
-§3.1#1, #7, #13, #14, §3.2#8, #12, #14 and the garbage-collector semantics of §3.4), on the
+"""Deletion with each propagation policy, orphaning and adoption (upstream e2e
+``test/e2e/apps/deployment.go`` and ``test/e2e/apimachinery/garbage_collector.go``, integration
+``test/integration/deployment`` and ``test/integration/garbagecollector``), on the
 whole embedded cluster, each Deployment under the invariant monitor."""
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ async def replica_sets_matching(client: ApiClient, labels: dict[str, str]) -> li
 
 async def test_background_deletion_reaps_replica_sets_and_pods(kubeloop_cluster: EmbeddedCluster,
                                                                monitor_for: StartMonitor) -> None:
-    """§3.1#1 and #13: DELETE with Background (and a UID precondition) removes everything."""
+    """``testDeleteDeployment`` and GC "should delete RS created by deployment when not orphaning":
+    DELETE with Background (and a UID precondition) removes everything."""
     client = kubeloop_cluster.client
     await monitor_for("reap")
     labels = {"name": "reap"}
@@ -86,7 +88,8 @@ async def test_foreground_deletion_waits_for_dependents(kubeloop_cluster: Embedd
 
 async def test_orphan_deletion_keeps_replica_set_and_pods(kubeloop_cluster: EmbeddedCluster,
                                                           monitor_for: StartMonitor) -> None:
-    """§3.1#14: Orphan leaves one ReplicaSet without a controller and its two pods running."""
+    """GC "should orphan RS created by deployment when deleteOptions.PropagationPolicy is Orphan":
+    Orphan leaves one ReplicaSet without a controller and its two pods running."""
     client = kubeloop_cluster.client
     await monitor_for("orphan")
     labels = {"name": "orphan"}
@@ -108,8 +111,8 @@ async def test_orphan_deletion_keeps_replica_set_and_pods(kubeloop_cluster: Embe
 
 async def test_orphaned_replica_set_is_adopted_by_a_new_deployment(kubeloop_cluster: EmbeddedCluster,
                                                                    monitor_for: StartMonitor) -> None:
-    """§3.1#7: orphan (orphanDependents-style, with a UID precondition), then a Deployment with
-    the same selector and template adopts the very same ReplicaSet."""
+    """``testDeploymentsControllerRef``: orphan (orphanDependents-style, with a UID precondition), then
+    a Deployment with the same selector and template adopts the very same ReplicaSet."""
     client = kubeloop_cluster.client
     await monitor_for("test-orphan-deployment")
     await monitor_for("test-adopt-deployment")
@@ -130,7 +133,8 @@ async def test_orphaned_replica_set_is_adopted_by_a_new_deployment(kubeloop_clus
 
 async def test_overlapping_deployments_keep_their_own_replica_sets(kubeloop_cluster: EmbeddedCluster,
                                                                     monitor_for: StartMonitor) -> None:
-    """§3.2#8: identical selectors and templates; each Deployment sizes only its own ReplicaSet."""
+    """``TestOverlappingDeployments``: identical selectors and templates; each Deployment sizes only its
+    own ReplicaSet."""
     client = kubeloop_cluster.client
     labels = {"name": "overlap"}
     for name in ("first-deployment", "second-deployment"):
@@ -148,7 +152,7 @@ async def test_overlapping_deployments_keep_their_own_replica_sets(kubeloop_clus
 
 async def test_replica_set_with_foreign_references_is_adopted(kubeloop_cluster: EmbeddedCluster,
                                                               monitor_for: StartMonitor) -> None:
-    """§3.2#12: a non-controller reference to something else is kept beside the new controller
+    """``TestGeneralReplicaSetAdoption``: a non-controller reference to something else is kept beside the new controller
     reference; a non-controller reference to the Deployment becomes the controller reference."""
     client = kubeloop_cluster.client
     monitor = await monitor_for("general")
@@ -184,8 +188,9 @@ async def test_replica_set_with_foreign_references_is_adopted(kubeloop_cluster: 
 
 async def test_replica_set_released_and_readopted_when_labels_change(kubeloop_cluster: EmbeddedCluster,
                                                                      monitor_for: StartMonitor) -> None:
-    """§3.2#14: relabelled, the ReplicaSet is released and a new one (another UID, a bumped
-    collisionCount) replaces it; labels restored, the old one is adopted again."""
+    """``TestReplicaSetOrphaningAndAdoptionWhenLabelsChange``: relabelled, the ReplicaSet is released
+    and a new one (another UID, a bumped collisionCount) replaces it; labels restored, the old one is
+    adopted again."""
     client = kubeloop_cluster.client
     monitor = await monitor_for("relabel")
     await client.create(DEPLOYMENTS, deployment("relabel", 1, {"name": "relabel"}), namespace=NS)
@@ -217,7 +222,7 @@ async def test_replica_set_released_and_readopted_when_labels_change(kubeloop_cl
 
 
 async def test_garbage_collector_keeps_dependents_with_a_surviving_owner(kubeloop_cluster: EmbeddedCluster) -> None:
-    """§3.4 TestCascadingDeletion / TestCreateWithNonExistentOwner: a pod owned by a deleted
+    """Integration ``TestCascadingDeletion`` / ``TestCreateWithNonExistentOwner``: a pod owned by a deleted
     ReplicaSet and a live one loses only the dead reference; a pod whose only owner never
     existed is collected."""
     client = kubeloop_cluster.client

@@ -1,7 +1,8 @@
-"""Rollout scenarios of reference deployment.md §3.1 and §3.2 on the whole embedded cluster.
+"""Rollout scenarios of upstream's ``test/e2e/apps/deployment.go`` (``test*`` names) and
+``test/integration/deployment/deployment_test.go`` (``Test*`` names) on the whole embedded cluster.
 
 Every test runs under a :class:`~kubeloop.testing.monitor.DeploymentMonitor` (fixture
-``monitor_for``), which checks the rollout invariants of §4 at every watch event and fails
+``monitor_for``), which checks the rollout invariants at every watch event and fails
 the test on any violation. Upstream's sizes and waits are scaled down (10 replicas instead of
 20, a few seconds of ``minReadySeconds`` instead of 10); the behaviour asserted is the same.
 """
@@ -47,7 +48,7 @@ pytestmark = pytest.mark.e2e
 
 async def test_new_deployment_labels_its_replica_set_and_pods(kubeloop_cluster: EmbeddedCluster,
                                                               monitor_for: StartMonitor) -> None:
-    """§3.2#1: annotations copied except last-applied; one pod-template-hash everywhere."""
+    """``TestNewDeployment``: annotations copied except last-applied; one pod-template-hash everywhere."""
     client = kubeloop_cluster.client
     await monitor_for("test-new-deployment")
     labels = {"name": "test-new"}
@@ -72,7 +73,7 @@ async def test_new_deployment_labels_its_replica_set_and_pods(kubeloop_cluster: 
 
 async def test_rolling_update_then_rollover_of_a_stuck_rollout(kubeloop_cluster: EmbeddedCluster,
                                                                monitor_for: StartMonitor) -> None:
-    """§3.2#2: new image completes; a never-ready template is overtaken by a third one."""
+    """``TestDeploymentRollingUpdate``: new image completes; a never-ready template is overtaken by a third one."""
     client = kubeloop_cluster.client
     await monitor_for("test-rolling")
     await client.create(DEPLOYMENTS, deployment("test-rolling", 10, {"name": "rolling"}, minReadySeconds=1),
@@ -103,7 +104,7 @@ async def test_rolling_update_then_rollover_of_a_stuck_rollout(kubeloop_cluster:
 
 async def test_recreate_never_runs_old_and_new_pods_together(kubeloop_cluster: EmbeddedCluster,
                                                              monitor_for: StartMonitor) -> None:
-    """§3.1#3: the monitor's I8 checks every pod and status event; the rollout completes."""
+    """``testRecreateDeployment``: the monitor's I8 checks every pod and status event; the rollout completes."""
     client = kubeloop_cluster.client
     await monitor_for("test-recreate")
     body = deployment("test-recreate", 3, {"name": "sample-pod-3"}, image=AGNHOST, strategy="Recreate",
@@ -123,7 +124,8 @@ async def test_recreate_never_runs_old_and_new_pods_together(kubeloop_cluster: E
 
 async def test_adopted_replica_set_sets_the_revision_base(kubeloop_cluster: EmbeddedCluster,
                                                           monitor_for: StartMonitor) -> None:
-    """§3.1#2: the adopted ReplicaSet's revision 3546343826724305832 makes the new one ...833."""
+    """``testRollingUpdateDeployment``: the adopted ReplicaSet's revision 3546343826724305832 makes the
+    new one ...833."""
     client = kubeloop_cluster.client
     labels = {"name": "sample-pod", "pod": "httpd"}
     await client.create(REPLICA_SETS, replica_set("test-rolling-update-controller", 1, labels,
@@ -143,7 +145,8 @@ async def test_adopted_replica_set_sets_the_revision_base(kubeloop_cluster: Embe
 
 async def test_revision_history_limit_zero_deletes_the_adopted_replica_set(kubeloop_cluster: EmbeddedCluster,
                                                                            monitor_for: StartMonitor) -> None:
-    """§3.1#4: adopting an old ReplicaSet creates no pods for it; exactly one new pod appears."""
+    """``testDeploymentCleanUpPolicy``: adopting an old ReplicaSet creates no pods for it; exactly one
+    new pod appears."""
     client = kubeloop_cluster.client
     labels = {"name": "cleanup-pod", "pod": "httpd"}
     await client.create(REPLICA_SETS, replica_set("test-cleanup-controller", 1, labels), namespace=NS)
@@ -169,7 +172,7 @@ async def test_revision_history_limit_zero_deletes_the_adopted_replica_set(kubel
 
 async def test_rollover_from_a_never_ready_template(kubeloop_cluster: EmbeddedCluster,
                                                     monitor_for: StartMonitor) -> None:
-    """§3.1#5: maxUnavailable 0 / maxSurge 1 keeps the adopted pod while the new one never
+    """``testRolloverDeployment``: maxUnavailable 0 / maxSurge 1 keeps the adopted pod while the new one never
     turns ready; a second template rolls over both."""
     client = kubeloop_cluster.client
     labels = {"name": "rollover-pod", "pod": "httpd"}
@@ -214,8 +217,8 @@ async def test_rollover_from_a_never_ready_template(kubeloop_cluster: EmbeddedCl
 
 async def test_proportional_scaling_mid_rollout(kubeloop_cluster: EmbeddedCluster,
                                                 monitor_for: StartMonitor) -> None:
-    """§3.1#9: 10 replicas, surge 3, unavailable 2, a never-ready template: 8 + 5; scaled to
-    30 the ReplicaSets become 20 + 13."""
+    """``testProportionalScalingDeployment``: 10 replicas, surge 3, unavailable 2, a never-ready
+    template: 8 + 5; scaled to 30 the ReplicaSets become 20 + 13."""
     client = kubeloop_cluster.client
     await monitor_for("webserver")
     body = deployment("webserver", 10, {"name": "proportional"}, rolling={"maxSurge": 3, "maxUnavailable": 2})
@@ -248,7 +251,7 @@ async def test_proportional_scaling_mid_rollout(kubeloop_cluster: EmbeddedCluste
 
 async def test_scaled_rollouts_record_desired_replicas(kubeloop_cluster: EmbeddedCluster,
                                                        monitor_for: StartMonitor) -> None:
-    """§3.2#9: a scale and a template change at once, in the middle of a stuck rollout; every
+    """``TestScaledRolloutDeployment``: a scale and a template change at once, in the middle of a stuck rollout; every
     ReplicaSet ends with ``desired-replicas`` equal to the new size."""
     client = kubeloop_cluster.client
     await monitor_for("scaled")
@@ -278,8 +281,9 @@ async def test_scaled_rollouts_record_desired_replicas(kubeloop_cluster: Embedde
 
 async def test_paused_deployment_creates_nothing_until_resumed(kubeloop_cluster: EmbeddedCluster,
                                                                monitor_for: StartMonitor) -> None:
-    """§3.2#4 and #5: no ReplicaSet while paused; a template change while paused makes no new
-    ReplicaSet; scaling while paused resizes the existing one."""
+    """``TestPausedDeployment`` and ``TestScalePausedDeployment``: no ReplicaSet while paused; a
+    template change while paused makes no new ReplicaSet; scaling while paused resizes the existing
+    one."""
     client = kubeloop_cluster.client
     await monitor_for("paused")
     body = deployment("paused", 1, {"name": "paused"}, paused=True)
@@ -341,7 +345,8 @@ async def test_rollback_through_the_annotation(kubeloop_cluster: EmbeddedCluster
 
 async def test_hash_collision_bumps_the_collision_count(kubeloop_cluster: EmbeddedCluster,
                                                         monitor_for: StartMonitor) -> None:
-    """§3.2#6: a ReplicaSet whose template no longer matches makes the controller pick another name."""
+    """``TestDeploymentHashCollision``: a ReplicaSet whose template no longer matches makes the
+    controller pick another name."""
     client = kubeloop_cluster.client
     await monitor_for("collision")
     await client.create(DEPLOYMENTS, deployment("collision", 1, {"name": "collision"}), namespace=NS)
@@ -358,7 +363,7 @@ async def test_hash_collision_bumps_the_collision_count(kubeloop_cluster: Embedd
 
 async def test_spec_replicas_changes_under_recreate(kubeloop_cluster: EmbeddedCluster,
                                                     monitor_for: StartMonitor) -> None:
-    """§3.2#10: scale 2, 0, 1; a change of revisionHistoryLimit alone is observed too."""
+    """``TestSpecReplicasChange``: scale 2, 0, 1; a change of revisionHistoryLimit alone is observed too."""
     client = kubeloop_cluster.client
     await monitor_for("spec-replicas")
     await client.create(DEPLOYMENTS, deployment("spec-replicas", 1, {"name": "spec"}, strategy="Recreate"),
@@ -376,7 +381,8 @@ async def test_spec_replicas_changes_under_recreate(kubeloop_cluster: EmbeddedCl
 
 async def test_min_ready_seconds_gates_availability(kubeloop_cluster: EmbeddedCluster,
                                                     monitor_for: StartMonitor) -> None:
-    """§3.2#11: ready but not yet available pods; lowering minReadySeconds makes them available."""
+    """``TestDeploymentAvailableCondition``: ready but not yet available pods; lowering minReadySeconds
+    makes them available."""
     client = kubeloop_cluster.client
     await monitor_for("available")
     await client.create(DEPLOYMENTS, deployment("available", 4, {"name": "available"}, minReadySeconds=3600,

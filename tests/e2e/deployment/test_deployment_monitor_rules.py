@@ -1,6 +1,7 @@
-"""The invariant monitor itself: its pure rules (tables from reference deployment.md §1.8 and
-§4) and its verdicts on replayed event sequences, so that a monitor that sees nothing cannot
-pass for one that checks. No cluster here."""
+"""The invariant monitor itself: its pure rules (tables from upstream's ``deployment_util_test.go``
+``TestMaxUnavailable`` / ``TestResolveFenceposts`` and the rollout invariants) and its verdicts on
+replayed event sequences, so that a monitor that sees nothing cannot pass for one that checks. No
+cluster here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The ReplicaSet controller's scenarios of reference deployment.md §3.3, on the whole embedded
+"""The ReplicaSet controller's scenarios of upstream's
+``test/integration/replicaset/replicaset_test.go``, on the whole embedded
 cluster (the simulated kubelet runs the pods), under a :class:`ReplicaSetMonitor`."""
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ async def wait_rs(cluster: EmbeddedCluster, name: str, replicas: int, *, ready: 
 
 
 async def test_adoption_of_existing_pods(tmp_path: Path) -> None:
-    """§3.3#1, the pods made before the ReplicaSet controller starts: (a) a non-controller
+    """``TestAdoption``, the pods made before the ReplicaSet controller starts: (a) a non-controller
     reference becomes the controller one, (b) a pod without references is adopted, (c) a
     controller reference is left alone, (d) a pod controlled by another owner stays with it."""
     config = ClusterConfig(data_dir=tmp_path / "cluster", kubelet=quick_kubelet_config(), controllers=())
@@ -104,7 +105,7 @@ async def test_adoption_of_existing_pods(tmp_path: Path) -> None:
 
 
 async def test_selector_is_immutable(kubeloop_cluster: EmbeddedCluster) -> None:
-    """§3.3#2."""
+    """``TestRSSelectorImmutability``."""
     client = kubeloop_cluster.client
     rs = await client.create(REPLICA_SETS, replica_set("immutable", 0, LABELS), namespace=NS)
     rs["spec"]["selector"] = {"matchLabels": {"other": "x"}}
@@ -116,7 +117,7 @@ async def test_selector_is_immutable(kubeloop_cluster: EmbeddedCluster) -> None:
 
 async def test_spec_replicas_changes_and_generation(kubeloop_cluster: EmbeddedCluster,
                                                     replica_set_monitor: ReplicaSetMonitor) -> None:
-    """§3.3#3: scale 3, 0, 2; a template annotation alone bumps the generation, observed."""
+    """``TestSpecReplicasChange``: scale 3, 0, 2; a template annotation alone bumps the generation, observed."""
     client = kubeloop_cluster.client
     await client.create(REPLICA_SETS, replica_set("spec", 2, LABELS), namespace=NS)
     await wait_rs(kubeloop_cluster, "spec", 2)
@@ -131,7 +132,7 @@ async def test_spec_replicas_changes_and_generation(kubeloop_cluster: EmbeddedCl
 
 async def test_deleting_and_failed_pods_are_replaced(kubeloop_cluster: EmbeddedCluster,
                                                      replica_set_monitor: ReplicaSetMonitor) -> None:
-    """§3.3#4: a pod held in deletion by a finalizer and a Failed pod stop counting; two
+    """``TestDeletingAndFailedPods``: a pod held in deletion by a finalizer and a Failed pod stop counting; two
     replacements are created and status.replicas counts the active two."""
     client = kubeloop_cluster.client
     rs = await client.create(REPLICA_SETS, replica_set("failing", 2, LABELS), namespace=NS)
@@ -157,7 +158,7 @@ async def test_deleting_and_failed_pods_are_replaced(kubeloop_cluster: EmbeddedC
 
 async def test_pod_deletion_cost_chooses_the_victim(kubeloop_cluster: EmbeddedCluster,
                                                     replica_set_monitor: ReplicaSetMonitor) -> None:
-    """§3.3#5: scaled 2 -> 1, the pod with the higher deletion cost stays."""
+    """``TestPodDeletionCost``: scaled 2 -> 1, the pod with the higher deletion cost stays."""
     client = kubeloop_cluster.client
     rs = await client.create(REPLICA_SETS, replica_set("cost", 2, LABELS), namespace=NS)
     await wait_rs(kubeloop_cluster, "cost", 2, ready=2)
@@ -173,7 +174,7 @@ async def test_pod_deletion_cost_chooses_the_victim(kubeloop_cluster: EmbeddedCl
 
 async def test_overlapping_replica_sets(kubeloop_cluster: EmbeddedCluster,
                                         replica_set_monitor: ReplicaSetMonitor) -> None:
-    """§3.3#6: identical selectors, 1 and 2 replicas: 3 pods, each ReplicaSet counting its own."""
+    """``TestOverlappingRSs``: identical selectors, 1 and 2 replicas: 3 pods, each ReplicaSet counting its own."""
     client = kubeloop_cluster.client
     await client.create(REPLICA_SETS, replica_set("overlap-1", 1, LABELS), namespace=NS)
     await client.create(REPLICA_SETS, replica_set("overlap-2", 2, LABELS), namespace=NS)
@@ -184,8 +185,9 @@ async def test_overlapping_replica_sets(kubeloop_cluster: EmbeddedCluster,
 
 async def test_pod_released_and_readopted_when_labels_change(kubeloop_cluster: EmbeddedCluster,
                                                              replica_set_monitor: ReplicaSetMonitor) -> None:
-    """§3.3#7: a relabelled pod is released and replaced; relabelled back, it is adopted again
-    (or deleted as an extra), and the ReplicaSet ends with its replicas, all owned."""
+    """``TestPodOrphaningAndAdoptionWhenLabelsChange``: a relabelled pod is released and replaced;
+    relabelled back, it is adopted again (or deleted as an extra), and the ReplicaSet ends with its
+    replicas, all owned."""
     client = kubeloop_cluster.client
     rs = await client.create(REPLICA_SETS, replica_set("relabel", 1, LABELS), namespace=NS)
     await wait_rs(kubeloop_cluster, "relabel", 1, ready=1)
@@ -209,7 +211,7 @@ async def test_pod_released_and_readopted_when_labels_change(kubeloop_cluster: E
 
 async def test_ready_and_available_with_min_ready_seconds(kubeloop_cluster: EmbeddedCluster,
                                                           replica_set_monitor: ReplicaSetMonitor) -> None:
-    """§3.3#9, with real readiness: ready pods are not available before minReadySeconds."""
+    """``TestReadyAndAvailableReplicas``, with real readiness: ready pods are not available before minReadySeconds."""
     client = kubeloop_cluster.client
     body = replica_set("available", 3, LABELS)
     body["spec"]["minReadySeconds"] = 3600
@@ -223,7 +225,7 @@ async def test_ready_and_available_with_min_ready_seconds(kubeloop_cluster: Embe
 
 async def test_extra_orphans_are_adopted_and_trimmed(kubeloop_cluster: EmbeddedCluster,
                                                      replica_set_monitor: ReplicaSetMonitor) -> None:
-    """§3.3#11: three matching orphans, a ReplicaSet of 2 adopts them and deletes one."""
+    """``TestExtraPodsAdoptionAndDeletion``: three matching orphans, a ReplicaSet of 2 adopts them and deletes one."""
     client = kubeloop_cluster.client
     for index in range(3):
         await client.create(PODS, bare_pod(f"orphan-{index}"), namespace=NS)
@@ -239,7 +241,7 @@ async def test_extra_orphans_are_adopted_and_trimmed(kubeloop_cluster: EmbeddedC
 
 async def test_fully_labeled_replicas(kubeloop_cluster: EmbeddedCluster,
                                       replica_set_monitor: ReplicaSetMonitor) -> None:
-    """§3.3#12: the template gains a label the selector lacks; one pod carries it."""
+    """``TestFullyLabeledReplicas``: the template gains a label the selector lacks; one pod carries it."""
     client = kubeloop_cluster.client
     rs = await client.create(REPLICA_SETS, replica_set("labelled", 2, LABELS), namespace=NS)
     await wait_rs(kubeloop_cluster, "labelled", 2, ready=2)
@@ -254,7 +256,8 @@ async def test_fully_labeled_replicas(kubeloop_cluster: EmbeddedCluster,
 
 
 async def test_apps_v1_delete_adds_no_orphan_finalizer(kubeloop_cluster: EmbeddedCluster) -> None:
-    """§3.3#13: apps/v1 deletes in the background by default: no ``orphan`` finalizer appears."""
+    """``TestReplicaSetsAppsV1DefaultGCPolicy``: apps/v1 deletes in the background by default: no
+    ``orphan`` finalizer appears."""
     client = kubeloop_cluster.client
     body = replica_set("finalized", 0, LABELS)
     body["metadata"]["finalizers"] = ["fake.example.com/hold"]

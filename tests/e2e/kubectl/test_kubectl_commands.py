@@ -1,5 +1,5 @@
 """kubectl's everyday commands against the embedded cluster (issue 4 items 3 and 5;
-runtime-and-api.md §3.11, §3.14-3.16), with every kubectl build found on the machine.
+the server sides kubectl relies on: PATCH, OpenAPI, Table output), with every kubectl build found on the machine.
 
 One cluster serves the whole module; each kubectl build works in its own namespace, so the
 builds never see each other's objects. Where kubectl prints fixed text, the text is compared

@@ -4,7 +4,6 @@ restated against the embedded cluster with ``kubernetes.aio`` (aiohttp)."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,6 +17,8 @@ from kubernetes.aio import config as aio_config
 from kubernetes.aio import utils as aio_utils
 from kubernetes.aio.client.rest import ApiException
 from kubernetes.aio.dynamic import DynamicClient
+
+from kubeloop.testing.polling import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -144,14 +145,11 @@ async def test_dynamic_client_pod_apis(api: aio_client.ApiClient) -> None:
     created = await dynamic.create(pods, body=manifest, namespace="default")
     assert created.metadata.name == name
     assert created.status.phase == "Pending"
-    phase = created.status.phase
-    for _ in range(600):
+    async def phase_after_pending() -> str | None:
         read = await dynamic.get(pods, name=name, namespace="default")
-        phase = read.status.phase
-        if phase != "Pending":
-            break
-        await asyncio.sleep(0.05)
-    assert phase == "Running"
+        return None if read.status.phase == "Pending" else str(read.status.phase)
+
+    assert await eventually(phase_after_pending, timeout=30, what=f"pod {name} to leave Pending") == "Running"
     listed = await dynamic.get(pods)
     assert name in [item.metadata.name for item in listed.items]
     await dynamic.delete(pods, name=name, body={}, namespace="default")

@@ -15,13 +15,14 @@ simulated kubelet runs no processes, so there is nothing to stream from.
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+
+from kubeloop.testing.polling import eventually_blocking
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -49,15 +50,12 @@ def test_pod_lifecycle(api_client: client.ApiClient) -> None:
     assert created.metadata.name == name
     assert created.status.phase == "Pending"
 
-    phase = created.status.phase
-    for _ in range(600):
+    def phase_after_pending() -> str | None:
         read = core.read_namespaced_pod(name=name, namespace="default")
         assert read.metadata.name == name
-        phase = read.status.phase
-        if phase != "Pending":
-            break
-        time.sleep(0.05)
-    assert phase == "Running"
+        return None if read.status.phase == "Pending" else str(read.status.phase)
+
+    assert eventually_blocking(phase_after_pending, timeout=30, what=f"pod {name} to leave Pending") == "Running"
 
     names = [item.metadata.name for item in core.list_pod_for_all_namespaces().items]
     assert name in names

@@ -5,14 +5,15 @@ watch ConfigMaps, fire handlers, keep the cache and the resourceVersion current,
 from __future__ import annotations
 
 import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from kubernetes import client
 from kubernetes.informer import ADDED, DELETED, MODIFIED, SharedInformer
+
+from kubeloop.testing.polling import eventually_blocking
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -36,12 +37,6 @@ def name_of(obj: Any) -> str | None:
 def data_of(obj: Any) -> dict[str, str]:
     return obj.data if hasattr(obj, "data") else (obj.get("data") or {})
 
-
-def wait(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 class Setup:
@@ -90,7 +85,8 @@ def test_cache_populated_after_start(setup: Setup) -> None:
     setup.create(name)
     informer = setup.informer()
     informer.start()
-    wait(lambda: informer.cache.get_by_key(f"default/{name}") is not None, "the cache entry")
+    eventually_blocking(lambda: informer.cache.get_by_key(f"default/{name}") is not None, what="the cache entry",
+                        timeout=TIMEOUT)
     cached = informer.cache.get_by_key(f"default/{name}")
     assert name_of(cached) == name
     assert data_of(cached).get("k") == "v"
@@ -101,7 +97,7 @@ def test_added_event_and_cache_entry(setup: Setup) -> None:
     informer = setup.informer()
     added = on(informer, ADDED, name)
     informer.start()
-    wait(lambda: informer._resource_version is not None, "the initial list")
+    eventually_blocking(lambda: informer._resource_version is not None, what="the initial list", timeout=TIMEOUT)
     setup.create(name)
     assert added.wait(TIMEOUT)
     assert informer.cache.get_by_key(f"default/{name}") is not None
@@ -113,7 +109,8 @@ def test_modified_event_and_cache_refresh(setup: Setup) -> None:
     modified = on(informer, MODIFIED, name)
     informer.start()
     setup.create(name)
-    wait(lambda: informer.cache.get_by_key(f"default/{name}") is not None, "the cache entry")
+    eventually_blocking(lambda: informer.cache.get_by_key(f"default/{name}") is not None, what="the cache entry",
+                        timeout=TIMEOUT)
     setup.core.patch_namespaced_config_map(name=name, namespace="default", body={"data": {"k": "updated"}})
     assert modified.wait(TIMEOUT)
     assert data_of(informer.cache.get_by_key(f"default/{name}")).get("k") == "updated"
@@ -125,7 +122,8 @@ def test_deleted_event_removes_from_cache(setup: Setup) -> None:
     deleted = on(informer, DELETED, name)
     informer.start()
     setup.create(name)
-    wait(lambda: informer.cache.get_by_key(f"default/{name}") is not None, "the cache entry")
+    eventually_blocking(lambda: informer.cache.get_by_key(f"default/{name}") is not None, what="the cache entry",
+                        timeout=TIMEOUT)
     setup.core.delete_namespaced_config_map(name=name, namespace="default")
     assert deleted.wait(TIMEOUT)
     assert informer.cache.get_by_key(f"default/{name}") is None
@@ -136,11 +134,12 @@ def test_resource_version_advances(setup: Setup) -> None:
     informer = setup.informer()
     added = on(informer, ADDED, name)
     informer.start()
-    wait(lambda: informer._resource_version is not None, "the initial list")
+    eventually_blocking(lambda: informer._resource_version is not None, what="the initial list", timeout=TIMEOUT)
     before = int(informer._resource_version)
     setup.create(name)
     assert added.wait(TIMEOUT)
-    wait(lambda: int(informer._resource_version) > before, "the resourceVersion to advance")
+    eventually_blocking(lambda: int(informer._resource_version) > before, what="the resourceVersion to advance",
+                        timeout=TIMEOUT)
 
 
 def test_resync_fires_modified_for_existing_objects(setup: Setup) -> None:

@@ -28,6 +28,7 @@ from kubeloop.client import (
 )
 from kubeloop.controllers.cloneset.control import CLONESETS
 from kubeloop.controllers.cloneset.controller import CloneSetController
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 NAMESPACE = "default"
@@ -55,19 +56,6 @@ def cloneset(name: str, replicas: int, *, image: str = "nginx:1", **spec: Any) -
     body["spec"].update(spec)
     return body
 
-
-async def eventually(check: Callable[[], Awaitable[Any]], seconds: float = 20.0, what: str = "") -> Any:
-    """Call ``check`` until it returns a truthy value (returned) or ``seconds`` pass (fails)."""
-    last: Any = None
-    try:
-        async with asyncio.timeout(seconds):
-            while True:
-                last = await check()
-                if last:
-                    return last
-                await asyncio.sleep(0.05)
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for {what or check.__name__}; last value {last!r}") from None
 
 
 async def get_cloneset(client: ApiClient, name: str) -> Obj:

@@ -1,5 +1,6 @@
 """Feature gates and release-dependent behaviours of the CloneSet controller, each setting
-tested (reference cloneset.md §0, §2.4, §2.13), and the InPlaceOnly failure condition."""
+tested (kruise ``pkg/features/kruise_features.go``,
+``sync/cloneset_sync_utils.go`` ``calculateDiffsWithExpectation``), and the InPlaceOnly failure condition."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from cloneset_kit import (
     StartController,
     StatusDriver,
     cloneset,
-    eventually,
     get_cloneset,
     labels,
     owned_pods,
@@ -27,6 +27,7 @@ from kubeloop.client import PODS, ApiClient
 from kubeloop.controllers.cloneset.control import CLONESETS
 from kubeloop.controllers.cloneset.controller import CloneSetControllerOptions
 from kubeloop.controllers.cloneset.options import CloneSetBehaviour, CloneSetFeatureGates
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 

@@ -1,5 +1,6 @@
 """CloneSet revisions, lifecycle hooks and the Progressing condition against the embedded API
-server (reference cloneset.md §2.3, §2.8, §2.9, §4.1-4.2)."""
+server (kruise ``revision/cloneset_revision.go``,
+``pkg/util/lifecycle``, ``cloneset_status.go``; the creating and scaling cases of ``test/e2e/apps/cloneset.go``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from cloneset_kit import (
     StatusDriver,
     cloneset,
     condition,
-    eventually,
     get_cloneset,
     labels,
     names,
@@ -28,6 +28,7 @@ from kubeloop.api import kruise
 from kubeloop.client import CONTROLLER_REVISIONS, PODS, ApiClient
 from kubeloop.controllers.cloneset.control import CLONESETS
 from kubeloop.controllers.cloneset.revisions import new_revision
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 

@@ -1,5 +1,6 @@
 """CloneSet scaling against the embedded API server: creation, naming, status, scale-in, PVCs,
-podsToDelete and the specified-delete label, scale expectations (reference cloneset.md §2.5)."""
+podsToDelete and the specified-delete label, scale expectations (kruise
+``sync/cloneset_scale.go`` ``Scale``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from cloneset_kit import (
     StatusDriver,
     cloneset,
     events_of,
-    eventually,
     get_cloneset,
     labels,
     names,
@@ -25,6 +25,7 @@ from cloneset_kit import (
 from kubeloop.api import kruise
 from kubeloop.client import PODS, ApiClient
 from kubeloop.controllers.cloneset.control import CLONESETS
+from kubeloop.testing.polling import eventually
 
 ID = re.compile(r"^[bcdfghjklmnpqrstvwxz2456789]{5}$")
 

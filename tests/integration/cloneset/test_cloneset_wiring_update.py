@@ -1,5 +1,6 @@
 """CloneSet updates against the embedded API server: ReCreate, in place (with and without a grace
-period), partition, pausing, maxSurge, minReadySeconds (reference cloneset.md §2.6-2.7, §4.3)."""
+period), partition, pausing, maxSurge, minReadySeconds (kruise ``sync/cloneset_update.go`` ``Update``,
+``pkg/util/inplaceupdate``; the updating cases of ``test/e2e/apps/cloneset.go``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from cloneset_kit import (
     cloneset,
     condition,
     events_of,
-    eventually,
     get_cloneset,
     labels,
     owned_pods,
@@ -27,6 +27,7 @@ from kubeloop.api import kruise
 from kubeloop.api.meta import parse_time
 from kubeloop.client import ApiClient
 from kubeloop.controllers.cloneset.control import CLONESETS
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 
@@ -44,7 +45,7 @@ async def wait_rolled_out(client: ApiClient, name: str, replicas: int, old_revis
             return cs
         return None
 
-    result: Obj = await eventually(done, seconds=30, what=f"{name} rolled out")
+    result: Obj = await eventually(done, timeout=30, what=f"{name} rolled out")
     return result
 
 

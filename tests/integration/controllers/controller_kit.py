@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -45,19 +44,6 @@ class ControllerRunner:
         for manager, _ in list(self._running):
             await self.stop(manager)
 
-
-async def eventually(check: Callable[[], Awaitable[Any]], seconds: float = 20.0, what: str = "") -> Any:
-    """Call ``check`` until it returns a truthy value (returned) or ``seconds`` pass (fails)."""
-    last: Any = None
-    try:
-        async with asyncio.timeout(seconds):
-            while True:
-                last = await check()
-                if last:
-                    return last
-                await asyncio.sleep(0.05)
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for {what or check.__name__}; last value {last!r}") from None
 
 
 def selector_string(labels: dict[str, str]) -> str:

@@ -57,7 +57,8 @@ async def set_image(client: ApiClient, name: str, image: str) -> Obj:
 
 
 class RolloutWatcher:
-    """Marks new pods ready and checks the rolling-update bounds of reference §4 on every poll."""
+    """Marks new pods ready and checks the rolling-update bounds on every poll
+    (upstream test/utils/deployment.go ``checkRollingUpdateStatus``)."""
 
     def __init__(self, client: ApiClient, name: str, *, mark_ready: bool = True) -> None:
         self.client = client

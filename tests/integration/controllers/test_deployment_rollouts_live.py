@@ -1,9 +1,10 @@
 """The Deployment and ReplicaSet controllers together against the embedded API server
-(reference deployment.md §3.2); tests mark pods ready themselves, there is no kubelet."""
+(upstream
+``test/integration/deployment/deployment_test.go``); tests mark pods ready themselves, there is no kubelet."""
 
 from __future__ import annotations
 
-from controller_kit import NAMESPACE, ControllerRunner, eventually, list_pods, mark_pods_ready
+from controller_kit import NAMESPACE, ControllerRunner, list_pods, mark_pods_ready
 from deployment_kit import (
     LABELS,
     RolloutWatcher,
@@ -25,6 +26,7 @@ from kubeloop.controllers.deployment.annotations import (
     ROLLBACK_TO,
 )
 from kubeloop.controllers.deployment.templates import POD_TEMPLATE_HASH
+from kubeloop.testing.polling import eventually
 
 CONTROLLERS = ("replicaset", "deployment")
 
@@ -66,7 +68,7 @@ async def test_rolling_update_respects_surge_and_unavailability(client: ApiClien
     watcher = RolloutWatcher(client, "roll")
     await eventually(lambda: watcher.complete(revision="1", check_rolling=False), what="first rollout")
     await set_image(client, "roll", "new-image")
-    done = await eventually(lambda: watcher.complete(revision="2"), seconds=40, what="second rollout")
+    done = await eventually(lambda: watcher.complete(revision="2"), timeout=40, what="second rollout")
     assert watcher.violations == []
     assert image_of(done) == "new-image"
     status = done["status"]
@@ -93,7 +95,7 @@ async def test_rollover_while_stuck(client: ApiClient, runner: ControllerRunner)
 
     await eventually(revision_two_started)
     await set_image(client, "over", "rollover")
-    done = await eventually(lambda: watcher.complete(revision="3"), seconds=40)
+    done = await eventually(lambda: watcher.complete(revision="3"), timeout=40)
     assert watcher.violations == []
     for rs in await owned_replica_sets(client, done):
         if rs["metadata"]["annotations"][REVISION] != "3":
@@ -119,7 +121,7 @@ async def test_recreate_never_overlaps_old_and_new_pods(client: ApiClient, runne
             overlaps.append(f"pods of both templates: {images}")
         return await watcher.complete(revision="2", check_rolling=False)
 
-    await eventually(complete_without_overlap, seconds=30)
+    await eventually(complete_without_overlap, timeout=30)
     assert overlaps == []
 
 
@@ -178,7 +180,7 @@ async def test_pause_and_resume(client: ApiClient, runner: ControllerRunner) -> 
 
     await eventually(scaled_without_rollout)
     await client.patch(DEPLOYMENTS, "paused", {"spec": {"paused": False}}, namespace=NAMESPACE)
-    done = await eventually(lambda: watcher.complete(revision="2"), seconds=30)
+    done = await eventually(lambda: watcher.complete(revision="2"), timeout=30)
     assert image_of(done) == "other"
 
 
@@ -190,7 +192,7 @@ async def test_rollback_through_the_annotation(client: ApiClient, runner: Contro
     await set_image(client, "back", "v2")
     await eventually(lambda: watcher.complete(revision="2"))
     await client.patch(DEPLOYMENTS, "back", {"metadata": {"annotations": {ROLLBACK_TO: "0"}}}, namespace=NAMESPACE)
-    done = await eventually(lambda: watcher.complete(revision="3"), seconds=30)
+    done = await eventually(lambda: watcher.complete(revision="3"), timeout=30)
     assert image_of(done) == "fakeimage"
     assert ROLLBACK_TO not in done["metadata"]["annotations"]
     rs = await new_replica_set(client, done)
@@ -211,7 +213,7 @@ async def test_revision_history_limit_cleans_up_old_replica_sets(client: ApiClie
     await eventually(lambda: watcher.complete(revision="1", check_rolling=False))
     for revision, image in (("2", "v2"), ("3", "v3"), ("4", "v4")):
         await set_image(client, "hist", image)
-        await eventually(lambda r=revision: watcher.complete(revision=r), seconds=30)  # type: ignore[misc]
+        await eventually(lambda r=revision: watcher.complete(revision=r), timeout=30)  # type: ignore[misc]
 
     async def one_old_left() -> object:
         d = await get_deployment(client, "hist")
@@ -235,7 +237,7 @@ async def test_hash_collision_bumps_collision_count(client: ApiClient, runner: C
         current = await get_deployment(client, "coll")
         return current["status"].get("collisionCount") == 1 and await watcher.complete(revision="2")
 
-    await eventually(collided, seconds=30)
+    await eventually(collided, timeout=30)
     assert len(await owned_replica_sets(client, d)) == 2
 
 
@@ -260,7 +262,7 @@ async def test_restarted_controllers_finish_the_rollout(client: ApiClient, runne
     await eventually(mid_rollout)
     await runner.stop(manager)
     await runner.start(*CONTROLLERS)
-    done = await eventually(lambda: watcher.complete(revision="2"), seconds=40)
+    done = await eventually(lambda: watcher.complete(revision="2"), timeout=40)
     assert watcher.violations == []
     assert done["status"]["updatedReplicas"] == 8
 
@@ -276,7 +278,7 @@ async def test_progress_deadline_is_reported_and_recovered_from(client: ApiClien
             and progressing["status"] == "False"
 
     # Nothing happens after the first sync: only the deadline requeue can notice the timeout.
-    await eventually(timed_out, seconds=20)
+    await eventually(timed_out, timeout=20)
     watcher = RolloutWatcher(client, "late")
     done = await eventually(lambda: watcher.complete(revision="1", check_rolling=False))
     await eventually(lambda: _progressing_reason(client, "late", "NewReplicaSetAvailable"))

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller_kit import NAMESPACE, ControllerRunner, eventually
+from controller_kit import NAMESPACE, ControllerRunner
 
 from kubeloop.api.meta import now_time
 from kubeloop.client import ENDPOINTS, PODS, SERVICES, ApiClient
 from kubeloop.controllers.endpointslice.controller import ENDPOINT_SLICES
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 CONTROLLERS = ("endpoint", "endpointslice", "garbagecollector")

@@ -1,14 +1,16 @@
 """The garbage collector against the embedded API server: each propagation policy, dangling
-owner references, and owners of a custom resource kind (reference deployment.md §1.23, §3.4)."""
+owner references, and owners of a custom resource kind (upstream
+``pkg/controller/garbagecollector``, ``test/integration/garbagecollector``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from controller_kit import NAMESPACE, ControllerRunner, eventually, list_pods
+from controller_kit import NAMESPACE, ControllerRunner, list_pods
 from deployment_kit import LABELS, RolloutWatcher, deployment, owned_replica_sets
 
 from kubeloop.client import CONFIG_MAPS, CUSTOM_RESOURCE_DEFINITIONS, DEPLOYMENTS, REPLICA_SETS, ApiClient
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 ALL = ("replicaset", "deployment", "garbagecollector")

@@ -1,4 +1,5 @@
-"""The ReplicaSet controller against the embedded API server (reference deployment.md §3.3)."""
+"""The ReplicaSet controller against the embedded API server (upstream
+``test/integration/replicaset/replicaset_test.go``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import pytest
 from controller_kit import (
     NAMESPACE,
     ControllerRunner,
-    eventually,
     list_pods,
     mark_ready,
     pod_template,
@@ -17,6 +17,7 @@ from controller_kit import (
 
 from kubeloop.api.meta import format_time
 from kubeloop.client import EVENTS, PODS, REPLICA_SETS, ApiClient
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 LABELS = {"name": "test"}

@@ -9,16 +9,12 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-import time
-from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any
 
 from kubernetes import client, config
 
 from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster
-
-T = TypeVar("T")
 
 
 def free_port() -> int:
@@ -27,18 +23,6 @@ def free_port() -> int:
         port: int = sock.getsockname()[1]
         return port
 
-
-def wait_until(check: Callable[[], T], timeout: float = 30.0, message: str = "condition") -> T:
-    """Poll ``check`` until it returns something truthy, and return that."""
-    deadline = time.monotonic() + timeout
-    last: object = None
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        last = result
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {message}; last: {last!r}")
 
 
 class ClusterThread:

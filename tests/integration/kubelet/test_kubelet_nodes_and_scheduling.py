@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cluster_thread import ClusterThread, wait_until
+from cluster_thread import ClusterThread
 
 from kubeloop.api.pods import node_name
+from kubeloop.testing.polling import eventually_blocking
 
 
 def pod(name: str, **spec: Any) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def test_nodes_heartbeat_through_leases(kube: ClusterThread) -> None:
         lease = kube.coordination.read_namespaced_lease("kubeloop-node-1", "kube-node-lease")
         return bool(lease.spec.renew_time > first.spec.renew_time)
 
-    wait_until(renewed, message="the lease to be renewed")
+    eventually_blocking(renewed, what="the lease to be renewed", timeout=30)
 
 
 def test_pods_spread_over_the_least_loaded_nodes(kube: ClusterThread) -> None:
@@ -56,7 +57,7 @@ def test_pods_spread_over_the_least_loaded_nodes(kube: ClusterThread) -> None:
         nodes = [node_of(kube, f"spread-{i}") for i in range(6)]
         return nodes if all(nodes) else None
 
-    placed = wait_until(placements, message="all pods placed")
+    placed = eventually_blocking(placements, what="all pods placed", timeout=30)
     assert sorted(placed) == ["kubeloop-node-1"] * 2 + ["kubeloop-node-2"] * 2 + ["kubeloop-node-3"] * 2
 
 
@@ -65,7 +66,7 @@ def test_node_selector_is_respected(kube: ClusterThread) -> None:
         selector = {"topology.kubernetes.io/zone": "zone-b"}
         kube.core.create_namespaced_pod("default", pod(f"zoned-{i}", nodeSelector=selector))
     for i in range(3):
-        assert wait_until(lambda i=i: node_of(kube, f"zoned-{i}")) == "kubeloop-node-2"
+        assert eventually_blocking(lambda i=i: node_of(kube, f"zoned-{i}"), timeout=30) == "kubeloop-node-2"
 
 
 def test_a_pod_no_node_fits_is_marked_unschedulable(kube: ClusterThread) -> None:
@@ -75,7 +76,7 @@ def test_a_pod_no_node_fits_is_marked_unschedulable(kube: ClusterThread) -> None
         status = kube.core.read_namespaced_pod("nowhere", "default").status
         return next((c for c in status.conditions or () if c.type == "PodScheduled" and c.status == "False"), None)
 
-    condition = wait_until(unschedulable, message="PodScheduled=False")
+    condition = eventually_blocking(unschedulable, what="PodScheduled=False", timeout=30)
     assert condition.reason == "Unschedulable"
     assert "nodeSelector" in condition.message
     assert node_of(kube, "nowhere") == ""
@@ -86,7 +87,7 @@ def test_a_pod_for_another_scheduler_stays_pending(kube: ClusterThread) -> None:
     kube.core.create_namespaced_pod("default", pod("elsewhere", schedulerName="unschedulable"))
     kube.core.create_namespaced_pod("default", pod("after"))
     # The kubelet has handled the later pod, so it has seen the first one too.
-    wait_until(lambda: kube.core.read_namespaced_pod("after", "default").status.phase == "Running")
+    eventually_blocking(lambda: kube.core.read_namespaced_pod("after", "default").status.phase == "Running", timeout=30)
     elsewhere = kube.core.read_namespaced_pod("elsewhere", "default")
     assert node_of(kube, "elsewhere") == ""
     assert elsewhere.status.phase == "Pending"

@@ -6,8 +6,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from cluster_thread import ClusterThread, wait_until
+from cluster_thread import ClusterThread
 from kubernetes.client import V1Pod
+
+from kubeloop.testing.polling import eventually_blocking
 
 NS = "default"
 
@@ -42,7 +44,7 @@ def wait_pod(kube: ClusterThread, name: str, check: Callable[[V1Pod], Any], mess
         current = read(kube, name)
         return current if check(current) else None
 
-    return wait_until(satisfied, message=message)
+    return eventually_blocking(satisfied, what=message, timeout=30)
 
 
 def test_a_pod_runs_and_becomes_ready(kube: ClusterThread) -> None:
@@ -69,7 +71,8 @@ def test_a_pod_runs_and_becomes_ready(kube: ClusterThread) -> None:
         return {e.reason: e.message for e in events}
 
     wanted = {"Scheduled", "Pulled", "Created", "Started"}
-    assert wait_until(lambda: wanted <= set(messages()), message="the kubelet's and the scheduler's events")
+    assert eventually_blocking(lambda: wanted <= set(messages()), what="the kubelet's and the scheduler's events",
+                               timeout=30)
     assert messages()["Created"] == "Created container: app"
     assert messages()["Started"] == "Started container app"
     assert messages()["Pulled"] == 'Container image "nginx:1.25" already present on machine'
@@ -196,8 +199,9 @@ def test_a_deleted_pod_stays_terminating_for_its_termination_delay(kube: Cluster
     assert unready.metadata.deletion_timestamp is not None
     assert condition(unready, "ContainersReady").status == "False"
     assert [c.ready for c in unready.status.container_statuses] == [False]
-    wait_until(lambda: not [p for p in kube.core.list_namespaced_pod(NS).items if p.metadata.name == "leaving"],
-               message="the pod to go")
+    eventually_blocking(lambda: not [p for p in kube.core.list_namespaced_pod(NS).items
+                                     if p.metadata.name == "leaving"],
+                        what="the pod to go", timeout=30)
 
 
 def test_the_grace_period_caps_the_termination_delay(kube: ClusterThread) -> None:
@@ -207,8 +211,9 @@ def test_the_grace_period_caps_the_termination_delay(kube: ClusterThread) -> Non
     wait_pod(kube, "capped", lambda p: is_true(p, "Ready"), "Ready")
     kube.core.delete_namespaced_pod("capped", NS)
     assert read(kube, "capped").metadata.deletion_grace_period_seconds == 1
-    wait_until(lambda: not [p for p in kube.core.list_namespaced_pod(NS).items if p.metadata.name == "capped"],
-               message="the pod to go after its grace period")
+    eventually_blocking(lambda: not [p for p in kube.core.list_namespaced_pod(NS).items
+                                     if p.metadata.name == "capped"],
+                        what="the pod to go after its grace period", timeout=30)
 
 
 def test_a_pod_with_a_finalizer_waits_for_it_after_termination(kube: ClusterThread) -> None:
@@ -221,5 +226,6 @@ def test_a_pod_with_a_finalizer_waits_for_it_after_termination(kube: ClusterThre
     held = wait_pod(kube, "held", lambda p: p.metadata.deletion_grace_period_seconds == 0, "the kubelet's delete")
     assert held.metadata.finalizers == ["example.com/hold"]
     kube.core.patch_namespaced_pod("held", NS, {"metadata": {"finalizers": None}})
-    wait_until(lambda: not [p for p in kube.core.list_namespaced_pod(NS).items if p.metadata.name == "held"],
-               message="the pod to go")
+    eventually_blocking(lambda: not [p for p in kube.core.list_namespaced_pod(NS).items
+                                     if p.metadata.name == "held"],
+                        what="the pod to go", timeout=30)

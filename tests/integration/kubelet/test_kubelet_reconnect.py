@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cluster_thread import ClusterThread, free_port, wait_until
+from cluster_thread import ClusterThread, free_port
 
 from kubeloop.testing.cluster import ClusterConfig, quick_kubelet_config
+from kubeloop.testing.polling import eventually_blocking
 
 
 def deployment(name: str, replicas: int) -> dict[str, Any]:
@@ -29,17 +30,17 @@ def test_kubelet_and_controllers_reconnect_after_the_server_restarts(tmp_path: P
     kube = ClusterThread(config)
     try:
         kube.apps.create_namespaced_deployment("default", deployment("web", 2))
-        wait_until(lambda: ready_replicas(kube, "web") == 2, message="2 ready replicas")
+        eventually_blocking(lambda: ready_replicas(kube, "web") == 2, what="2 ready replicas", timeout=30)
 
         kube.call(kube.cluster.server.stop())
         kube.call(kube.cluster.server.start())
 
         # Controllers see the scale-up (their watches came back) and the kubelet runs the new pod.
         kube.apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 3}})
-        wait_until(lambda: ready_replicas(kube, "web") == 3, timeout=60, message="3 ready replicas")
+        eventually_blocking(lambda: ready_replicas(kube, "web") == 3, timeout=60, what="3 ready replicas")
         kube.core.create_namespaced_pod("default", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "solo"},
                                                     "spec": {"containers": [{"name": "app", "image": "busybox"}]}})
-        wait_until(lambda: kube.core.read_namespaced_pod("solo", "default").status.phase == "Running",
-                   timeout=60, message="the new pod to run")
+        eventually_blocking(lambda: kube.core.read_namespaced_pod("solo", "default").status.phase == "Running",
+                            timeout=60, what="the new pod to run")
     finally:
         kube.stop()

@@ -6,6 +6,7 @@ from typing import Any
 from examples.configmap_checksum.controller import ANNOTATION, setup
 from kubeloop.client import CONFIG_MAPS, DEPLOYMENTS, ApiClient
 from kubeloop.runtime.manager import Manager, ManagerOptions
+from kubeloop.testing.polling import eventually
 
 
 def deployment(name: str, configmap: str) -> dict[str, Any]:
@@ -35,11 +36,12 @@ async def checksum(client: ApiClient, name: str) -> str | None:
 
 
 async def wait_change(client: ApiClient, name: str, old: str | None) -> str:
-    async with asyncio.timeout(15):
-        while (value := await checksum(client, name)) in (None, old):
-            await asyncio.sleep(0.05)
-    assert value is not None
-    return value
+    async def changed() -> str | None:
+        value = await checksum(client, name)
+        return None if value == old else value
+
+    result: str = await eventually(changed, timeout=15, what=f"the checksum of {name} to change from {old}")
+    return result
 
 
 async def test_checksum_follows_the_configmap(client: ApiClient) -> None:

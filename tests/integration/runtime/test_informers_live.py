@@ -8,6 +8,7 @@ from kubeloop.client import CONFIG_MAPS, ApiClient
 from kubeloop.runtime.informers import EventHandlerFuncs, SharedIndexInformer, wait_for_cache_sync
 from kubeloop.runtime.informers.factory import ClientListerWatcher, SharedInformerFactory
 from kubeloop.server.app import KubeServer
+from kubeloop.testing.polling import eventually
 
 StartServer = Callable[..., Awaitable[KubeServer]]
 
@@ -17,11 +18,6 @@ def cm(name: str, **data: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"},
             "data": data}
 
-
-async def until(condition: Any, seconds: float = 10) -> None:
-    async with asyncio.timeout(seconds):
-        while not condition():
-            await asyncio.sleep(0.01)
 
 
 async def test_informer_syncs_and_follows_changes(client: ApiClient) -> None:
@@ -42,7 +38,7 @@ async def test_informer_syncs_and_follows_changes(client: ApiClient) -> None:
     assert len(informer.indexer) == 8  # and the namespace's kube-root-ca.crt
     await client.patch(CONFIG_MAPS, "c1", {"data": {"v": "2"}}, namespace="default")
     await client.delete(CONFIG_MAPS, "c2", namespace="default")
-    await until(lambda: ("delete", "c2") in events)
+    await eventually(lambda: ("delete", "c2") in events, timeout=10, interval=0.01)
     assert ("update", "c1") in events
     cached = informer.indexer.get("default/c1")
     assert cached is not None and cached["data"] == {"v": "2"}
@@ -70,7 +66,8 @@ async def test_relist_after_410_with_a_small_watch_window(start_server: StartSer
         await api.delete(CONFIG_MAPS, "keep", namespace="default")
         paused._resume()
         # The 12 new ones and the namespace's kube-root-ca.crt.
-        await until(lambda: len(informer.indexer) == 13 and informer.indexer.get("default/keep") is None)
+        await eventually(lambda: len(informer.indexer) == 13 and informer.indexer.get("default/keep") is None,
+                         timeout=10, interval=0.01)
         assert informer.reflector.lists > lists_before
         assert len(deleted) == 1
         await informer.stop()
@@ -111,5 +108,5 @@ async def test_watch_resumes_after_server_restart(start_server: StartServer) -> 
         second: KubeServer = await start_server(memory=False, port=port)
         async with ApiClient(load_kubeconfig(str(second.kubeconfig_path))) as api2:
             await api2.create(CONFIG_MAPS, cm("after"), namespace="default")
-        await until(lambda: informer.indexer.get("default/after") is not None, 30)
+        await eventually(lambda: informer.indexer.get("default/after") is not None, timeout=30, interval=0.01)
         await informer.stop()

@@ -1,6 +1,5 @@
 """The manager against the embedded API server: controllers, probes, leader election."""
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -11,6 +10,8 @@ from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.leaderelection import LeaderElectionConfig
 from kubeloop.runtime.manager import Manager, ManagerOptions
 from kubeloop.server.app import KubeServer
+from kubeloop.testing.clock import FakeClock
+from kubeloop.testing.polling import eventually
 
 StartServer = Callable[..., Awaitable[KubeServer]]
 
@@ -18,18 +19,6 @@ StartServer = Callable[..., Awaitable[KubeServer]]
 def cm(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}}
 
-
-async def until(condition: Callable[[], Any], seconds: float = 15) -> None:
-    async with asyncio.timeout(seconds):
-        while not await _call(condition):
-            await asyncio.sleep(0.02)
-
-
-async def _call(condition: Callable[[], Any]) -> Any:
-    result = condition()
-    if asyncio.iscoroutine(result):
-        return await result
-    return result
 
 
 def annotator(client: ApiClient, who: str, seen: list[str]) -> Callable[[Request], Awaitable[None]]:
@@ -50,7 +39,7 @@ async def test_manager_runs_controllers_and_serves_probes(client: ApiClient) -> 
         annotator(client, "a", seen)
     )
     await mgr.start()
-    await until(lambda: mgr.ready())
+    await eventually(lambda: mgr.ready(), timeout=15, interval=0.02)
     async with aiohttp.ClientSession() as http:
         base = f"http://127.0.0.1:{mgr.health.port}"
         async with http.get(f"{base}/readyz?verbose") as resp:
@@ -58,7 +47,7 @@ async def test_manager_runs_controllers_and_serves_probes(client: ApiClient) -> 
             assert "[+]informers ok" in await resp.text()
         async with http.get(f"{base}/healthz") as resp:
             assert resp.status == 200 and await resp.text() == "ok"
-        await until(lambda: len(set(seen)) >= 5)
+        await eventually(lambda: len(set(seen)) >= 5, timeout=15, interval=0.02)
         async with http.get(f"{base}/metrics") as resp:
             text = await resp.text()
     assert 'controller_runtime_reconcile_total{controller="annotate",result="success"}' in text
@@ -71,7 +60,16 @@ async def test_manager_runs_controllers_and_serves_probes(client: ApiClient) -> 
     await mgr.stop()
 
 
-async def test_leader_election_hands_over_when_the_leader_dies(server: KubeServer) -> None:
+async def tick(clock: FakeClock, seconds: float) -> None:
+    """Advance the managers' shared fake clock, then wait until every loop it woke (lease renewals
+    and retries, which talk to the real server) has gone back to sleep."""
+    asleep = clock.waiter_count()
+    clock.step(seconds)
+    await eventually(lambda: clock.waiter_count() >= asleep, timeout=10, interval=0.01,
+                     what="the woken loops to sleep again")
+
+
+async def test_leader_election_hands_over_when_the_leader_dies(server: KubeServer, fake_clock: FakeClock) -> None:
     timing = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.3}
     config = load_kubeconfig(str(server.kubeconfig_path))
     async with ApiClient(config) as c1, ApiClient(config) as c2:
@@ -79,15 +77,17 @@ async def test_leader_election_hands_over_when_the_leader_dies(server: KubeServe
         seen1: list[str] = []
         seen2: list[str] = []
         m1 = Manager(c1, ManagerOptions(name="le", leader_election=True, identity="one",
-                                        leader_election_config=LeaderElectionConfig(release_on_cancel=False, **timing)))
+                                        leader_election_config=LeaderElectionConfig(release_on_cancel=False, **timing)),
+                     clock=fake_clock)
         m2 = Manager(c2, ManagerOptions(name="le", leader_election=True, identity="two",
-                                        leader_election_config=LeaderElectionConfig(**timing)))
+                                        leader_election_config=LeaderElectionConfig(**timing)), clock=fake_clock)
         await m1.controller("annotate").for_(CONFIG_MAPS).complete(annotator(c1, "one", seen1))
         await m2.controller("annotate").for_(CONFIG_MAPS).complete(annotator(c2, "two", seen2))
         await m1.start()
-        await until(lambda: seen1)
+        await eventually(lambda: seen1, timeout=15, interval=0.02)
         await m2.start()
-        await asyncio.sleep(1.0)
+        for _ in range(10):  # 4 s, twice the lease duration: without renewals two would have taken over
+            await tick(fake_clock, 0.4)
         assert seen2 == []  # two waits while one renews
         lease = await c1.get(LEASES, "le-leader", namespace="kube-system")
         assert lease["spec"]["holderIdentity"] == "one"
@@ -97,7 +97,12 @@ async def test_leader_election_hands_over_when_the_leader_dies(server: KubeServe
             task.cancel()
         for controller in m1.controllers:
             await controller.stop()
-        await until(lambda: seen2, 10)
+
+        async def handed_over() -> bool:
+            await tick(fake_clock, 0.4)
+            return bool(seen2)
+
+        await eventually(handed_over, timeout=30, interval=0)
         lease = await c2.get(LEASES, "le-leader", namespace="kube-system")
         assert lease["spec"]["holderIdentity"] == "two"
         assert lease["spec"]["leaseTransitions"] == 1

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import time
-
 import orjson
 import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 from server_harness import Cluster
 from test_server_objects import deployment, pod
+
+from kubeloop.testing.polling import eventually_blocking
 
 
 def _gone(cluster: Cluster, name: str) -> bool:
@@ -138,13 +138,14 @@ def test_deleting_a_namespace_removes_its_content(cluster: Cluster) -> None:
     answer = cluster.core.delete_namespace("team")
     # As upstream: the namespace turns Terminating, and goes once the namespace finalizer emptied it.
     assert answer["status"]["phase"] == "Terminating"
-    deadline = time.monotonic() + 30
-    while True:
+
+    def removed() -> bool:
         try:
             cluster.core.read_namespace("team")
         except ApiException as error:
             assert error.status == 404
-            break
-        assert time.monotonic() < deadline, "namespace team was not removed"
-        time.sleep(0.05)
+            return True
+        return False
+
+    eventually_blocking(removed, timeout=30, what="namespace team to be removed")
     assert cluster.core.list_namespaced_config_map("team").items == []

@@ -16,7 +16,6 @@ import shutil
 import socket
 import ssl
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from server_harness import ServerThread
 from kubeloop.server import http2
 from kubeloop.server.app import ServerConfig
 from kubeloop.server.http2 import Http2Server
+from kubeloop.testing.polling import eventually_blocking
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 KUBECTLS = sorted({path for path in (shutil.which("kubectl"), "/usr/lib/google-cloud-sdk/bin/kubectl.1.31",
@@ -65,12 +65,6 @@ def _client(server: ServerThread, http2: bool = True) -> httpx.AsyncClient:
 def _run(coroutine: Any) -> Any:
     return asyncio.run(coroutine)
 
-
-def _wait_until(condition: Any, what: str, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.02)
 
 
 def test_requests_and_a_watch_share_one_connection(server: ServerThread) -> None:
@@ -116,7 +110,8 @@ def test_requests_and_a_watch_share_one_connection(server: ServerThread) -> None
     assert [e["type"] for e in events] == ["ADDED", "DELETED"]
     assert events[0]["object"]["data"] == {"a": "1"}
     # Six streams, five answered in full (the watch was left by the client, as httpx leaves one).
-    _wait_until(lambda: _h2(server).streams_served >= served + 5, "every stream answered over HTTP/2")
+    eventually_blocking(lambda: _h2(server).streams_served >= served + 5, what="every stream answered over HTTP/2",
+                        timeout=10, interval=0.02)
 
 
 def test_large_bodies_both_ways(server: ServerThread) -> None:
@@ -246,10 +241,11 @@ def test_a_reset_watch_stream_ends_its_watcher(server: ServerThread) -> None:
         client = _BareClient(server, tls)
         client.send(1, f"{CONFIGMAPS}?watch=1&timeoutSeconds=300")
         assert client.until(1, ended=False) == b"200"
-        _wait_until(lambda: _watchers(server) == 1, "the watch to start")
+        eventually_blocking(lambda: _watchers(server) == 1, what="the watch to start", timeout=10, interval=0.02)
         client.h2.reset_stream(1, ErrorCodes.CANCEL)
         tls.sendall(client.h2.data_to_send())
-        _wait_until(lambda: _watchers(server) == 0, "the watch to end on RST_STREAM")
+        eventually_blocking(lambda: _watchers(server) == 0, what="the watch to end on RST_STREAM", timeout=10,
+                            interval=0.02)
         # The connection outlives the stream.
         client.send(3, "/version")
         assert client.until(3, ended=True) == b"200"
@@ -314,7 +310,8 @@ def test_kubectl_speaks_http2(server: ServerThread, tmp_path: Path, binary: str)
     try:
         assert watch.stdout is not None
         assert watch.stdout.readline().startswith("configmap/")  # the watch's initial list
-        _wait_until(lambda: len(_h2(server).connections) >= 1, "kubectl's watch on an HTTP/2 connection")
+        eventually_blocking(lambda: len(_h2(server).connections) >= 1, what="kubectl's watch on an HTTP/2 connection",
+                            timeout=10, interval=0.02)
         # apply (JSON whatever the kubectl) rather than create (protobuf from kubectl 1.32 on).
         manifest = tmp_path / "cm.json"
         manifest.write_bytes(orjson.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
@@ -327,6 +324,7 @@ def test_kubectl_speaks_http2(server: ServerThread, tmp_path: Path, binary: str)
         watch.terminate()
         watch.communicate(timeout=30)
     # The connection dropped under the watch: its handler is ended, not left waiting for events.
-    _wait_until(lambda: _watchers(server) == 0, "kubectl's watch to end with its connection")
+    eventually_blocking(lambda: _watchers(server) == 0, what="kubectl's watch to end with its connection", timeout=10,
+                        interval=0.02)
     assert _kubectl(binary, server, tmp_path, "get", "configmap", name, "-o", "jsonpath={.data.a}") == "b"
     _kubectl(binary, server, tmp_path, "delete", "configmap", name)

@@ -24,16 +24,10 @@ from server_harness import Cluster, ServerThread, make_api_client, raw_request
 
 from kubeloop.server import namespace_content
 from kubeloop.server.objects import create_object
+from kubeloop.testing.polling import eventually_blocking
 
 NS = "/api/v1/namespaces"
 
-
-def _wait(predicate: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def _get(server: ServerThread, path: str) -> tuple[int, Any]:
@@ -65,7 +59,7 @@ def test_delete_marks_terminating_then_the_finalizer_empties_and_removes_it(clus
     assert answer["metadata"]["deletionTimestamp"]
     assert answer["status"]["phase"] == "Terminating"
     assert answer["spec"]["finalizers"] == ["kubernetes"]
-    _wait(lambda: _gone(cluster.server, "team"), "namespace team to go")
+    eventually_blocking(lambda: _gone(cluster.server, "team"), what="namespace team to go", timeout=30)
     assert cluster.core.list_namespaced_config_map("team").items == []
     assert cluster.core.list_namespaced_service_account("team").items == []
 
@@ -85,7 +79,7 @@ def test_create_in_a_terminating_namespace_is_forbidden(cluster: Cluster) -> Non
     status, _, body = cluster.raw("POST", f"{NS}/team/configmaps", body=b'{"metadata":{"generateName":"g-"}}')
     assert status == 403 and orjson.loads(body)["message"].startswith('configmaps "g-" is forbidden')
     cluster.core.patch_namespaced_pod("held", "team", {"metadata": {"finalizers": None}})
-    _wait(lambda: _gone(cluster.server, "team"), "namespace team to go")
+    eventually_blocking(lambda: _gone(cluster.server, "team"), what="namespace team to go", timeout=30)
 
 
 def test_a_pod_with_a_finalizer_holds_the_namespace_with_conditions(cluster: Cluster) -> None:
@@ -99,7 +93,7 @@ def test_a_pod_with_a_finalizer_holds_the_namespace_with_conditions(cluster: Clu
         return any(c["type"] == "NamespaceFinalizersRemaining" and c["status"] == "True"
                    for c in found["status"].get("conditions", []))
 
-    _wait(held, "the finalizers-remaining condition")
+    eventually_blocking(held, what="the finalizers-remaining condition", timeout=30)
     namespace = _get(cluster.server, f"{NS}/team")[1]
     assert namespace["status"]["phase"] == "Terminating"
     remaining = _condition(namespace, "NamespaceContentRemaining")
@@ -117,7 +111,7 @@ def test_a_pod_with_a_finalizer_holds_the_namespace_with_conditions(cluster: Clu
     assert cluster.core.read_namespaced_config_map("kept", "team").metadata.deletion_timestamp is None
     assert cluster.core.read_namespaced_pod("held", "team").metadata.deletion_timestamp is not None
     cluster.core.patch_namespaced_pod("held", "team", {"metadata": {"finalizers": None}})
-    _wait(lambda: _gone(cluster.server, "team"), "namespace team to go")
+    eventually_blocking(lambda: _gone(cluster.server, "team"), what="namespace team to go", timeout=30)
     assert cluster.core.list_namespaced_config_map("team").items == []
 
 
@@ -131,8 +125,8 @@ def test_finalize_subresource_and_spec_finalizers(cluster: Cluster) -> None:
     assert status == 405
     cluster.core.delete_namespace("team")
     # The finalizer removes "kubernetes"; example.com/f keeps the namespace.
-    _wait(lambda: _get(cluster.server, f"{NS}/team")[1]["spec"]["finalizers"] == ["example.com/f"],
-          "the kubernetes finalizer to go")
+    eventually_blocking(lambda: _get(cluster.server, f"{NS}/team")[1]["spec"]["finalizers"] == ["example.com/f"],
+                        what="the kubernetes finalizer to go", timeout=30)
     assert not _gone(cluster.server, "team")
     body = _get(cluster.server, f"{NS}/team")[1]
     body["spec"]["finalizers"] = []
@@ -159,11 +153,13 @@ def test_every_namespace_has_its_default_service_account_and_root_ca(cluster: Cl
         assert config_map.data == {"ca.crt": ca}
     cluster.core.delete_namespaced_service_account("default", "team")
     cluster.core.delete_namespaced_config_map("kube-root-ca.crt", "team")
-    _wait(lambda: _get(cluster.server, f"{NS}/team/serviceaccounts/default")[0] == 200, "the account to return")
-    _wait(lambda: _get(cluster.server, f"{NS}/team/configmaps/kube-root-ca.crt")[0] == 200, "the CA to return")
+    eventually_blocking(lambda: _get(cluster.server, f"{NS}/team/serviceaccounts/default")[0] == 200,
+                        what="the account to return", timeout=30)
+    eventually_blocking(lambda: _get(cluster.server, f"{NS}/team/configmaps/kube-root-ca.crt")[0] == 200,
+                        what="the CA to return", timeout=30)
     cluster.core.patch_namespaced_config_map("kube-root-ca.crt", "team", {"data": {"ca.crt": "tampered"}})
-    _wait(lambda: _get(cluster.server, f"{NS}/team/configmaps/kube-root-ca.crt")[1]["data"] == {"ca.crt": ca},
-          "the CA data to be restored")
+    eventually_blocking(lambda: _get(cluster.server, f"{NS}/team/configmaps/kube-root-ca.crt")[1]["data"]
+                        == {"ca.crt": ca}, what="the CA data to be restored", timeout=30)
 
 
 def test_pods_need_an_existing_service_account(cluster: Cluster) -> None:
@@ -192,8 +188,8 @@ def test_a_terminating_namespace_is_finished_after_a_restart(start_server: Calla
         for index in range(20):
             core.create_namespaced_config_map("team", {"metadata": {"name": f"cm-{index}"}})
         core.delete_namespace("team")
-        _wait(lambda: core.read_namespaced_pod("held", "team").metadata.deletion_timestamp is not None,
-              "the pod to be deleted")
+        eventually_blocking(lambda: core.read_namespaced_pod("held", "team").metadata.deletion_timestamp is not None,
+                            what="the pod to be deleted", timeout=30)
     finally:
         api.close()
     first.stop()
@@ -204,7 +200,7 @@ def test_a_terminating_namespace_is_finished_after_a_restart(start_server: Calla
                                headers={"Content-Type": "application/merge-patch+json"},
                                body=b'{"metadata":{"finalizers":null}}')
     assert status == 200
-    _wait(lambda: _gone(second, "team"), "namespace team to go after the restart")
+    eventually_blocking(lambda: _gone(second, "team"), what="namespace team to go after the restart", timeout=30)
     assert _get(second, f"{NS}/team/configmaps")[1]["items"] == []
 
 
@@ -252,7 +248,7 @@ def test_a_large_namespace_is_emptied_while_the_server_answers(cluster: Cluster,
     part_way = len(listed.items) + int(listed.metadata.remaining_item_count or 0)
     released.set()
     assert 0 < part_way < count
-    _wait(lambda: _gone(server, "big"), "namespace big to go")
+    eventually_blocking(lambda: _gone(server, "big"), what="namespace big to go", timeout=30)
     assert cluster.core.list_namespaced_config_map("big").items == []
 
 
@@ -280,7 +276,8 @@ def test_kubectl_shows_terminating_and_waits_for_the_namespace_to_go(cluster: Cl
     waiting = subprocess.Popen(_kubectl(binary, cluster, tmp_path, "delete", "ns", "team"), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     try:
-        _wait(lambda: cluster.core.read_namespace("team").status.phase == "Terminating", "the namespace")
+        eventually_blocking(lambda: cluster.core.read_namespace("team").status.phase == "Terminating",
+                            what="the namespace", timeout=30)
         # While the pod holds the namespace, kubectl keeps waiting (a kubectl that did not wait
         # would have printed and exited by now).
         time.sleep(1.0)

@@ -10,11 +10,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
-
-T = TypeVar("T")
+from typing import Any
 
 
 def free_port() -> int:
@@ -23,21 +20,6 @@ def free_port() -> int:
         port: int = sock.getsockname()[1]
         return port
 
-
-def wait_until(check: Callable[[], T], timeout: float = 30.0, message: str = "condition") -> T:
-    deadline = time.monotonic() + timeout
-    last: object = None
-    while time.monotonic() < deadline:
-        try:
-            result = check()
-        except Exception as exc:  # the server may still be starting
-            last = exc
-        else:
-            if result:
-                return result
-            last = result
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {message}; last: {last!r}")
 
 
 class KubeloopProcess:

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 from kubernetes import client, config
-from process_harness import KubeloopProcess, free_port, wait_until
+from process_harness import KubeloopProcess, free_port
+
+from kubeloop.testing.polling import eventually_blocking
 
 QUICK = ("--pod-start-delay", "0.05", "--pod-ready-delay", "0.05", "--pod-termination-delay", "0.05")
 
@@ -69,9 +71,11 @@ def test_up_serves_stops_on_signals_and_resumes(tmp_path: Path, processes: list[
             "kube-apiserver-kubeloop-node-1", "kube-controller-manager-kubeloop-node-1",
             "kube-scheduler-kubeloop-node-1"]
 
-    wait_until(control_plane_running, message="the control plane's mirror pods running in kube-system")
+    eventually_blocking(control_plane_running, what="the control plane's mirror pods running in kube-system",
+                        timeout=30, interval=0.1, retry_on=(Exception,))
     created = apps.create_namespaced_deployment("default", deployment("web", 2))
-    wait_until(lambda: ready_replicas(apps, "web") == 2, message="2 ready replicas")
+    eventually_blocking(lambda: ready_replicas(apps, "web") == 2, what="2 ready replicas", timeout=30,
+                        interval=0.1, retry_on=(Exception,))
     pods_before = {p.metadata.uid for p in core.list_namespaced_pod("default").items}
     api.close()
 
@@ -88,7 +92,8 @@ def test_up_serves_stops_on_signals_and_resumes(tmp_path: Path, processes: list[
         assert {p.metadata.uid for p in core.list_namespaced_pod("default").items} == pods_before
         assert ready_replicas(apps, "web") == 2
         apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 3}})
-        wait_until(lambda: ready_replicas(apps, "web") == 3, message="3 ready replicas after the restart")
+        eventually_blocking(lambda: ready_replicas(apps, "web") == 3, what="3 ready replicas after the restart",
+                            timeout=30, interval=0.1, retry_on=(Exception,))
     finally:
         api.close()
     assert second.signal(signal.SIGINT) == 0
@@ -112,7 +117,8 @@ def test_server_kubelet_and_controllers_run_as_separate_processes(tmp_path: Path
     try:
         apps = client.AppsV1Api(api)
         apps.create_namespaced_deployment("default", deployment("apart", 2))
-        wait_until(lambda: ready_replicas(apps, "apart") == 2, timeout=60, message="2 ready replicas")
+        eventually_blocking(lambda: ready_replicas(apps, "apart") == 2, timeout=60, what="2 ready replicas",
+                            interval=0.1, retry_on=(Exception,))
         nodes = {p.spec.node_name or (p.metadata.annotations or {}).get("sim.kubeloop.io/node")
                  for p in client.CoreV1Api(api).list_namespaced_pod("default").items}
         assert nodes == {"kubeloop-node-1"}
@@ -168,7 +174,8 @@ def test_up_applies_the_sample_manifests(tmp_path: Path, processes: list[Kubeloo
     api = api_for(data_dir / "kubeconfig")
     try:
         apps = client.AppsV1Api(api)
-        wait_until(lambda: ready_replicas(apps, "web") == 3, timeout=60, message="3 ready replicas")
+        eventually_blocking(lambda: ready_replicas(apps, "web") == 3, timeout=60, what="3 ready replicas",
+                            interval=0.1, retry_on=(Exception,))
     finally:
         api.close()
     assert process.signal(signal.SIGINT) == 0

@@ -1,7 +1,6 @@
 import asyncio
 import logging
 from collections import Counter
-from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -11,6 +10,8 @@ from kubeloop.runtime.handlers import Request, requests_for_owner
 from kubeloop.runtime.informers.informer import SharedIndexInformer
 from kubeloop.runtime.predicates import generation_changed
 from kubeloop.runtime.workqueue import ItemExponentialFailureRateLimiter
+from kubeloop.testing.clock import FakeClock
+from kubeloop.testing.polling import eventually
 
 from .fakes import FakeCollection, InstantClock
 
@@ -18,11 +19,6 @@ from .fakes import FakeCollection, InstantClock
 def informer_for(api: FakeCollection) -> SharedIndexInformer:
     return SharedIndexInformer(api, name="objs", clock=InstantClock(), detect_mutations=True)
 
-
-async def until(condition: Any, seconds: float = 5) -> None:
-    async with asyncio.timeout(seconds):
-        while not condition():
-            await asyncio.sleep(0.001)
 
 
 def metric(registry: CollectorRegistry, name: str, **labels: str) -> float:
@@ -55,7 +51,7 @@ async def test_concurrent_workers_never_share_a_key() -> None:
         for i in range(20):
             api.put(f"o{i}", spec={"round": round_})
         await asyncio.sleep(0.001)
-    await until(lambda: all(counts[f"ns/o{i}"] >= 2 for i in range(20)) and not active)
+    await eventually(lambda: all(counts[f"ns/o{i}"] >= 2 for i in range(20)) and not active, timeout=5, interval=0.001)
     await asyncio.sleep(0.05)
     await controller.stop()
     await informer.stop()
@@ -86,7 +82,7 @@ async def test_errors_retry_with_backoff_and_success_forgets() -> None:
     )
     controller.watch(informer)
     await controller.start()
-    await until(lambda: attempts == 3)
+    await eventually(lambda: attempts == 3, timeout=5, interval=0.001)
     await asyncio.sleep(0.01)
     assert controller.queue.num_requeues(Request("ns", "a")) == 0
     assert metric(registry, "controller_runtime_reconcile_errors_total", controller="retry") == 2
@@ -94,7 +90,7 @@ async def test_errors_retry_with_backoff_and_success_forgets() -> None:
     await informer.stop()
 
 
-async def test_terminal_errors_are_not_retried_and_requeue_after_is_honoured() -> None:
+async def test_terminal_errors_are_not_retried_and_requeue_after_is_honoured(fake_clock: FakeClock) -> None:
     api = FakeCollection()
     api.put("bad")
     api.put("later")
@@ -110,11 +106,21 @@ async def test_terminal_errors_are_not_retried_and_requeue_after_is_honoured() -
         return None
 
     registry = CollectorRegistry()
-    controller = Controller("terminal", reconcile, registry=registry)
+    controller = Controller("terminal", reconcile, clock=fake_clock, registry=registry)
     controller.watch(informer)
     await controller.start()
-    await until(lambda: calls["later"] == 2)
-    await asyncio.sleep(0.05)
+    # Settled: both reconciled once, and only "later" waits to come back.
+    await eventually(lambda: calls["bad"] == 1 and calls["later"] == 1 and controller.queue.waiting_count() == 1,
+                     timeout=5, interval=0.001)
+    # Delayed items are timers of the fake clock: a step runs the due ones synchronously, so the
+    # queue tells at once whether anything came back.
+    fake_clock.step(0.01)
+    assert len(controller.queue) == 0  # "later" asked for 0.02 s
+    fake_clock.step(0.01)
+    await eventually(lambda: calls["later"] == 2, timeout=5, interval=0.001)
+    fake_clock.step(2000)  # past the longest back-off (1000 s) a retry of "bad" could wait
+    assert len(controller.queue) == 0
+    assert controller.queue.waiting_count() == 0
     assert calls["bad"] == 1
     assert metric(registry, "controller_runtime_terminal_reconcile_errors_total", controller="terminal") == 1
     assert metric(registry, "controller_runtime_reconcile_total", controller="terminal", result="requeue_after") == 1
@@ -136,7 +142,7 @@ async def test_stop_drains_in_flight_reconciles() -> None:
     controller = Controller("drain", reconcile, registry=CollectorRegistry())
     controller.watch(informer)
     await controller.start()
-    await until(lambda: controller.reconciles == 1)
+    await eventually(lambda: controller.reconciles == 1, timeout=5, interval=0.001)
     stopping = asyncio.create_task(controller.stop())
     await asyncio.sleep(0.01)
     assert not stopping.done()
@@ -165,7 +171,7 @@ async def test_owner_mapping_and_predicates() -> None:
     pod_informer = informer_for(pods)
     controller.watch(pod_informer, requests_for_owner("apps", "ReplicaSet"))
     await controller.start()
-    await until(lambda: len(seen) == 1)
+    await eventually(lambda: len(seen) == 1, timeout=5, interval=0.001)
     assert seen == [Request("ns", "web")]
     await controller.stop()
     await pod_informer.stop()

@@ -1,4 +1,5 @@
-"""In-place update helpers (upstream's inplace_update_test tables and TestUpdate cases 1-8)."""
+"""In-place update helpers (kruise's ``pkg/util/inplaceupdate/inplace_update_test.go`` tables and
+``sync/cloneset_update_test.go`` ``TestUpdate`` cases 1-8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Lifecycle hooks and the refresh-phase state transitions (TestUpdate cases 9-16, §2.8)."""
+"""Lifecycle hooks and the refresh-phase state transitions (kruise
+``sync/cloneset_update_test.go`` ``TestUpdate`` cases 9-16, ``pkg/util/lifecycle``)."""
 
 from __future__ import annotations
 

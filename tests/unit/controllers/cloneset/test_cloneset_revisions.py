@@ -1,4 +1,5 @@
-"""ControllerRevision content, hash, selection and history (§2.3, §3.10)."""
+"""ControllerRevision content, hash, selection and history (kruise
+``revision/cloneset_revision.go``, ``cloneset_revision_test.go``)."""
 
 from __future__ import annotations
 

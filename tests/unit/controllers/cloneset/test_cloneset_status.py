@@ -1,4 +1,5 @@
-"""Status counters and the Progressing condition (§2.9, upstream's cloneset_status_test rows)."""
+"""Status counters and the Progressing condition (kruise ``cloneset_status.go``,
+the rows of ``cloneset_status_test.go``)."""
 
 from __future__ import annotations
 

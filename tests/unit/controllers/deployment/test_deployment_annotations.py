@@ -1,4 +1,5 @@
-"""Revision and replicas annotations (reference §1.7, §2.20)."""
+"""Revision and replicas annotations (upstream ``deployment/util/deployment_util.go``
+``SetNewReplicaSetAnnotations``, ``SetReplicasAnnotations``, ``ReplicasAnnotationsNeedUpdate``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Deployment controller's wiring against fakes (upstream deployment_controller_test, §2.25)."""
+"""The Deployment controller's wiring against fakes (upstream
+``pkg/controller/deployment/deployment_controller_test.go``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The new ReplicaSet: revision sync, the object to create and creation outcomes (reference §1.6, §1.7)."""
+"""The new ReplicaSet: revision sync, the object to create and creation outcomes (upstream
+``pkg/controller/deployment/sync.go`` ``getNewReplicaSet``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Recreate planning and the old-pod gate (reference §1.12, §2.16)."""
+"""Recreate planning and the old-pod gate (upstream
+``pkg/controller/deployment/recreate.go`` ``rolloutRecreate``, ``oldPodsRunning``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""ReplicaSet orderings, the active filter and replica counters (reference §2.19, §5.13)."""
+"""ReplicaSet orderings, the active filter and replica counters (upstream
+``deployment/util/deployment_util.go`` ``GetReplicaCountForReplicaSets``,
+``GetActualReplicaCountForReplicaSets``; ``pkg/controller/controller_utils.go``
+``FilterActiveReplicaSets``, ``ReplicaSetsByCreationTimestamp``, ``ReplicaSetsBySizeNewer``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""History clean-up selection and controller-side rollback (reference §1.14, §1.15, §2.10, §2.25)."""
+"""History clean-up selection and controller-side rollback (upstream
+``pkg/controller/deployment/sync.go`` ``cleanupDeployment``, ``rollback.go`` ``rollback``)."""
 
 from __future__ import annotations
 

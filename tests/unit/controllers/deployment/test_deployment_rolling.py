@@ -1,4 +1,6 @@
-"""RollingUpdate planning (reference §1.9, §2.5-2.8)."""
+"""RollingUpdate planning (upstream ``pkg/controller/deployment/rolling.go``
+``rolloutRolling``, ``reconcileNewReplicaSet``, ``reconcileOldReplicaSets``, ``cleanupUnhealthyReplicas``,
+``scaleDownOldReplicaSetsForRollingUpdate``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Scaling events and proportional scaling (reference §1.10, §1.11, §2.9, §2.20, §2.23)."""
+"""Scaling events and proportional scaling (upstream
+``pkg/controller/deployment/sync.go`` ``isScalingEvent``, ``scale``, ``scaleReplicaSet``;
+``util/deployment_util.go`` ``getReplicaSetFraction``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Deployments interested in a ReplicaSet, and the empty-selector guard (reference §1.3, §2.22)."""
+"""Deployments interested in a ReplicaSet, and the empty-selector guard (upstream
+``deployment_controller.go`` ``getDeploymentsForReplicaSet``, ``syncDeployment``; ``util``
+``GetDeploymentsForReplicaSet``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Deployment status, conditions and progress deadlines (reference §1.17, §1.18, §2.11-2.15, §2.21)."""
+"""Deployment status, conditions and progress deadlines (upstream
+``pkg/controller/deployment/sync.go`` ``calculateStatus``, ``progress.go`` ``syncRolloutStatus``,
+``requeueStuckDeployment``; ``util`` ``DeploymentComplete``, ``DeploymentProgressing``, ``DeploymentTimedOut``)."""
 
 from __future__ import annotations
 

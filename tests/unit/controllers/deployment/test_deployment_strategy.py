@@ -1,4 +1,6 @@
-"""maxSurge / maxUnavailable resolution and the new ReplicaSet size (reference §1.8, §2.1-2.4)."""
+"""maxSurge / maxUnavailable resolution and the new ReplicaSet size (upstream
+``deployment/util/deployment_util.go`` ``ResolveFenceposts``, ``MaxSurge``, ``MaxUnavailable``, ``MinAvailable``,
+``NewRSNewReplicas``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Template equality, new/old ReplicaSets and the pod-template-hash (reference §1.5, §1.6, §2.17, §2.18, §2.24)."""
+"""Template equality, new/old ReplicaSets and the pod-template-hash (upstream
+``deployment/util/deployment_util.go`` ``EqualIgnoreHash``, ``FindNewReplicaSet``, ``FindOldReplicaSets``;
+``controller_utils.go`` ``ComputeHash``)."""
 
 from __future__ import annotations
 

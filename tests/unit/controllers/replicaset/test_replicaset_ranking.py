@@ -1,4 +1,5 @@
-"""Pod deletion order (reference §1.22, §2.26 getPodsToDelete and ActivePodsWithRanks)."""
+"""Pod deletion order (upstream ``replica_set.go`` ``getPodsToDelete``,
+``controller_utils.go`` ``ActivePodsWithRanks``)."""
 
 from __future__ import annotations
 

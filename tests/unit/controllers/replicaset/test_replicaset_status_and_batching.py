@@ -1,4 +1,5 @@
-"""ReplicaSet status, requeues, replica diff and slow-start batches (reference §1.16, §1.21, §2.26)."""
+"""ReplicaSet status, requeues, replica diff and slow-start batches (upstream
+``replica_set_utils.go`` ``calculateStatus``, ``replica_set.go`` ``manageReplicas``, ``slowStartBatch``)."""
 
 from __future__ import annotations
 

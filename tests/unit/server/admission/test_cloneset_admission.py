@@ -1,4 +1,5 @@
-"""CloneSet admission: defaults (§1.4) and every validation row of upstream's table (§3.7)."""
+"""CloneSet admission: defaults (kruise ``pkg/webhook/cloneset/mutating``) and
+every validation row of upstream's table (``pkg/webhook/cloneset/validating/validation_test.go``)."""
 
 from __future__ import annotations
 
