@@ -1,0 +1,155 @@
+"""Hostile requests of issue #18 answered as kube-apiserver does, never poisoning the store.
+
+One server per module (persistent, so the SQLite path is exercised); each test names the finding
+it reproduces. A deep object at the body limit must still be served by every reader; anything
+deeper is a 400 at decoding, and the store itself refuses what it could not serve back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from server_harness import ServerThread, raw_request
+
+from kubeloop.server.app import ServerConfig
+from kubeloop.server.nesting import MAX_DEPTH, MAX_STORED_DEPTH
+
+JSON = "application/json"
+JSON_PATCH = "application/json-patch+json"
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+BLOBS = "/apis/hardening.example.com/v1/namespaces/default/blobs"
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    data_dir: Path = tmp_path_factory.mktemp("hardening") / "data"
+    thread = ServerThread(ServerConfig(data_dir=data_dir, port=0, memory=False))
+    try:
+        yield thread
+    finally:
+        thread.stop()
+
+
+def call(server: ServerThread, method: str, path: str, body: Any = None, content_type: str = JSON,
+         accept: str | None = None) -> tuple[int, bytes]:
+    headers = {"Content-Type": content_type}
+    if accept:
+        headers["Accept"] = accept
+    raw = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
+    status, _, answer = raw_request(server, method, path, headers=headers, body=raw)
+    return status, answer
+
+
+def deep_json(depth: int) -> bytes:
+    """The JSON text of :func:`nested` (``orjson`` itself refuses to write past 254 levels)."""
+    return b'{"a":' * (depth - 1) + b"{}" + b"}" * (depth - 1)
+
+
+def nested(depth: int) -> Any:
+    """An object nesting exactly ``depth`` containers."""
+    value: Any = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+def readers_answer(server: ServerThread, collection: str) -> list[int]:
+    """The statuses of every way a client reads a collection of custom resources back (they have
+    no protobuf form: that is a 406 upstream too)."""
+    return [call(server, "GET", collection)[0], call(server, "GET", collection, accept=TABLE)[0],
+            call(server, "GET", collection + "?watch=1&timeoutSeconds=1")[0]]
+
+
+@pytest.fixture(scope="module")
+def blobs(server: ServerThread) -> str:
+    """A custom resource whose ``spec`` keeps anything: the one place a body can nest freely."""
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "blobs.hardening.example.com"},
+           "spec": {"group": "hardening.example.com", "scope": "Namespaced",
+                    "names": {"plural": "blobs", "singular": "blob", "kind": "Blob", "listKind": "BlobList"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                        "type": "object", "properties": {"spec": {
+                            "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]}}
+    assert call(server, "POST", CRD, crd)[0] == 201
+    for _ in range(100):
+        if call(server, "GET", BLOBS)[0] == 200:
+            return BLOBS
+        time.sleep(0.05)
+    raise AssertionError("the CRD's resource was never served")
+
+
+def blob(name: str, spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "hardening.example.com/v1", "kind": "Blob", "metadata": {"name": name}, "spec": spec}
+
+
+def test_an_object_at_the_depth_limit_is_served_by_every_reader(server: ServerThread, blobs: str) -> None:
+    # body -> spec -> ... : the body itself is one level, spec the second.
+    status, _ = call(server, "POST", blobs, blob("at-limit", nested(MAX_DEPTH - 1)))
+    assert status == 201
+    assert readers_answer(server, blobs) == [200, 200, 200]
+    assert call(server, "PATCH", blobs + "/at-limit", {"metadata": {"labels": {"a": "b"}}},
+                "application/merge-patch+json")[0] == 200
+    assert call(server, "DELETE", blobs + "/at-limit")[0] == 200
+
+
+@pytest.mark.parametrize("content_type", [JSON, "application/yaml"])
+@pytest.mark.parametrize("depth", [MAX_DEPTH, 252, 300, 1000])
+def test_deeper_bodies_are_400_and_nothing_is_stored(server: ServerThread, blobs: str, content_type: str,
+                                                     depth: int) -> None:
+    # Issue #18 item 1: 252 deep was stored and then every LIST of the type answered 500.
+    head = b'{"apiVersion":"hardening.example.com/v1","kind":"Blob","metadata":{"name":"deep"},"spec":'
+    status, answer = call(server, "POST", blobs, head + deep_json(depth) + b"}", content_type)
+    assert status == 400, answer
+    assert b"exceeded max depth" in answer
+    assert call(server, "GET", blobs + "/deep")[0] == 404
+    head = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"x":'
+    status, answer = call(server, "POST", CONFIGMAPS, head + deep_json(depth) + b"}", content_type)
+    assert status == 400, answer
+    assert call(server, "GET", blobs)[0] == 200
+
+
+def test_patches_cannot_grow_an_object_past_what_the_store_serves(server: ServerThread, blobs: str) -> None:
+    # A JSON patch's path is a string: each one can add a body's depth below the last.
+    assert call(server, "POST", blobs, blob("growing", nested(MAX_DEPTH - 10)))[0] == 201
+    depth, refused = MAX_DEPTH - 10, 0
+    for _ in range(4):
+        path = "/spec" + "/a" * (depth - 2)
+        status, answer = call(server, "PATCH", blobs + "/growing",
+                              [{"op": "add", "path": path + "/b", "value": nested(MAX_DEPTH - 10)}], JSON_PATCH)
+        if depth + MAX_DEPTH < MAX_STORED_DEPTH:
+            assert status == 200, answer
+            depth += MAX_DEPTH - 10
+        else:
+            assert 400 <= status < 500, answer
+            refused += 1
+        assert readers_answer(server, blobs) == [200, 200, 200]
+    assert refused
+    assert call(server, "DELETE", blobs + "/growing")[0] == 200
+
+
+def test_a_yaml_alias_bomb_is_400(server: ServerThread) -> None:
+    # Issue #18 item 1: 313 bytes stored 33 MB, past the body and ConfigMap limits.
+    lines = ["apiVersion: v1", "kind: ConfigMap", "metadata: {name: bomb}", "data:",
+             "  a: &a " + "lol" * 3]
+    lines[-1] = "  l0: &l0 [" + ",".join(['"lol"'] * 9) + "]"
+    for level in range(1, 9):
+        lines.append(f"  l{level}: &l{level} [" + ",".join([f"*l{level - 1}"] * 9) + "]")
+    status, answer = call(server, "POST", CONFIGMAPS, "\n".join(lines).encode(), "application/yaml")
+    assert status == 400
+    assert orjson.loads(answer)["message"] == "error decoding YAML body: yaml: document contains excessive aliasing"
+    assert call(server, "GET", CONFIGMAPS + "/bomb")[0] == 404
+
+
+def test_yaml_binary_is_stored_as_its_bytes(server: ServerThread) -> None:
+    # Issue #18 item 8: !!binary was stored as "b'hello'".
+    body = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: binary}\ndata:\n  a: !!binary aGVsbG8=\n"
+    assert call(server, "POST", CONFIGMAPS, body, "application/yaml")[0] == 201
+    _, answer = call(server, "GET", CONFIGMAPS + "/binary")
+    assert orjson.loads(answer)["data"] == {"a": "hello"}
