@@ -153,3 +153,54 @@ def test_yaml_binary_is_stored_as_its_bytes(server: ServerThread) -> None:
     assert call(server, "POST", CONFIGMAPS, body, "application/yaml")[0] == 201
     _, answer = call(server, "GET", CONFIGMAPS + "/binary")
     assert orjson.loads(answer)["data"] == {"a": "hello"}
+
+
+CLONESETS = "/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets"
+
+
+@pytest.mark.parametrize("spec", [{"spec": "x"}, {"spec": {"updateStrategy": "x"}},
+                                  {"spec": {"scaleStrategy": {"podsToDelete": 5}}},
+                                  {"spec": {"volumeClaimTemplates": 5}}])
+def test_cloneset_updates_of_the_wrong_shape_are_422_on_every_write(server: ServerThread, spec: dict[str, Any]) -> None:
+    # Issue #18 item 3: AttributeError / TypeError in admission/cloneset.py, on PUT and every patch type.
+    labels = {"app": "shapes"}
+    cloneset = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "metadata": {"name": "shapes"},
+                "spec": {"selector": {"matchLabels": labels}, "template": {
+                    "metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    assert call(server, "POST", CLONESETS, cloneset)[0] == 201
+    try:
+        stored = orjson.loads(call(server, "GET", CLONESETS + "/shapes")[1])
+        replaced = {**stored, "spec": {**stored["spec"], **spec["spec"]} if isinstance(spec["spec"], dict)
+                    else spec["spec"]}
+        field, value = next(iter(spec["spec"].items())) if isinstance(spec["spec"], dict) else ("", spec["spec"])
+        pointer = "/spec" + (f"/{field}" if field else "")
+        answers = [
+            call(server, "PUT", CLONESETS + "/shapes", replaced),
+            call(server, "PATCH", CLONESETS + "/shapes", spec, "application/merge-patch+json"),
+            call(server, "PATCH", CLONESETS + "/shapes", [{"op": "replace" if not field else "add", "path": pointer,
+                                                          "value": value}], JSON_PATCH),
+        ]
+        for status, answer in answers:
+            assert status == 422, answer
+    finally:
+        assert call(server, "DELETE", CLONESETS + "/shapes")[0] == 200
+
+
+def test_selector_lists_skip_labels_of_a_shape_no_write_could_store(server: ServerThread) -> None:
+    # Issue #18 item 3: a stored ``labels: "x"`` (from a store written before typed decoding)
+    # made every label-selector LIST of the type answer 500.
+    from kubeloop.server.storage import ResourceType
+
+    state = server.server.state
+    assert state is not None
+    odd = {"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "odd-labels", "namespace": "default", "uid": "odd", "labels": "x"}}
+    server.run(lambda: state.storage.create(ResourceType("", "configmaps"), odd))
+    try:
+        for selector in ("a%3Db", "a", "!a", "a%20in%20(b)", "a%20notin%20(b)"):
+            status, answer = call(server, "GET", CONFIGMAPS + "?labelSelector=" + selector)
+            assert status == 200, answer
+            names = [item["metadata"]["name"] for item in orjson.loads(answer)["items"]]
+            assert ("odd-labels" in names) == (selector in ("!a", "a%20notin%20(b)"))
+    finally:
+        assert call(server, "DELETE", CONFIGMAPS + "/odd-labels")[0] == 200
