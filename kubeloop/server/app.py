@@ -48,6 +48,7 @@ from kubeloop.server.namespace_finalizer import NamespaceFinalizer
 from kubeloop.server.objects import create_object
 from kubeloop.server.openapi import OpenAPIService
 from kubeloop.server.openapi import http as openapi_http
+from kubeloop.server.private_files import private_directory
 from kubeloop.server.registry import Registry
 from kubeloop.server.requests import MAX_BODY_BYTES
 from kubeloop.server.services.kubernetes_service import ensure_kubernetes_service
@@ -244,7 +245,7 @@ class KubeServer:
 
     async def start(self) -> None:
         config = self.config
-        config.data_dir.mkdir(parents=True, exist_ok=True)
+        private_directory(config.data_dir)
         storage = Storage.open(config.data_dir, memory=config.memory, watch_cache_size=config.watch_cache_size)
         # The kinds' schemas (some 15,000 containers) are read now rather than on the first
         # request, so that the freeze below takes them out of every later collection too.

@@ -204,3 +204,29 @@ def test_selector_lists_skip_labels_of_a_shape_no_write_could_store(server: Serv
             assert ("odd-labels" in names) == (selector in ("!a", "a%20notin%20(b)"))
     finally:
         assert call(server, "DELETE", CONFIGMAPS + "/odd-labels")[0] == 200
+
+
+def test_the_data_directory_is_private_to_its_owner(tmp_path: Path) -> None:
+    # Issue #18 item 6: storage.sqlite3 and its -wal/-shm were 0644 in a 0755 directory, so any
+    # local user could read Secrets out of the WAL. An older run's wider modes are narrowed too.
+    import os
+    import stat
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o755)
+    for name in ("storage.sqlite3-wal", "storage.sqlite3-shm"):
+        (data_dir / name).touch(mode=0o644)
+    previous = os.umask(0o022)
+    try:
+        thread = ServerThread(ServerConfig(data_dir=data_dir, port=0, memory=False))
+        try:
+            secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}}
+            assert call(thread, "POST", "/api/v1/namespaces/default/secrets", secret)[0] == 201
+            modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in data_dir.iterdir()}
+        finally:
+            thread.stop()
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700
+    assert {"storage.sqlite3", "storage.sqlite3-wal", "storage.sqlite3-shm", "token"} <= set(modes)
+    assert modes == dict.fromkeys(modes, 0o600)
