@@ -36,6 +36,7 @@ from kubeloop.server.builtins import BUILTIN_RESOURCES, DEFAULT_NAMESPACES
 from kubeloop.server.certs import KUBECONFIG_FILE, Credentials, ensure_credentials, server_url, write_kubeconfig
 from kubeloop.server.codec.serving import error_body
 from kubeloop.server.compression import compress_response
+from kubeloop.server.connection_limits import HEADER_TIMEOUT, IDLE_TIMEOUT, ConnectionLimits
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
@@ -228,6 +229,7 @@ class KubeServer:
         """The HTTP/2 connections (and how many requests they answered) while serving."""
         self.port = config.port
         self.namespace_finalizer: NamespaceFinalizer | None = None
+        self.connection_limits: ConnectionLimits | None = None
 
     def _track(self, protocol: RequestHandler) -> None:
         """Remember a connection so that ``stop`` can abort it (handlers are not weak-referenceable)."""
@@ -266,7 +268,7 @@ class KubeServer:
             tls.load_cert_chain(credentials.server_cert, credentials.server_key)
             tls.set_alpn_protocols(ALPN_PROTOCOLS)
             app = build_app(state, credentials.token, config.ready_check)
-            runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
+            runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0, keepalive_timeout=IDLE_TIMEOUT)
             await runner.setup()
             handler_factory = runner.server
             assert handler_factory is not None
@@ -282,8 +284,10 @@ class KubeServer:
                 # HTTP/1.1 or HTTP/2, as the client's ALPN offer and ours agree (kubeloop.server.http2).
                 return AlpnSwitch(http1, http2.protocol)
 
+            self.connection_limits = ConnectionLimits(protocol_factory)
             listener = await asyncio.get_running_loop().create_server(
-                protocol_factory, config.host, config.port, ssl=tls, reuse_address=True, ssl_shutdown_timeout=2.0)
+                self.connection_limits.protocol, config.host, config.port, ssl=tls, reuse_address=True,
+                ssl_shutdown_timeout=2.0, ssl_handshake_timeout=HEADER_TIMEOUT)
             if listener.sockets:
                 self.port = int(listener.sockets[0].getsockname()[1])
             # Only now is the port known (0 picks a free one): the kubernetes Service targets it.
