@@ -84,10 +84,15 @@ def dry_run_values(values: list[str]) -> bool:
 
 
 def media_type(content_type: str | None) -> str:
-    """The bare media type of a Content-Type header, lower-cased; JSON when there is none."""
+    """The bare media type of a Content-Type header, lower-cased; JSON when there is none.
+
+    A header with parameters but no type (``;;;;``) is not JSON: Go's ``mime.ParseMediaType``
+    fails on it (``mime: no media type``) and upstream answers 415, so it is returned as it
+    came, for the caller's 415.
+    """
     if not content_type:
         return JSON
-    return content_type.split(";", 1)[0].strip().lower() or JSON
+    return content_type.split(";", 1)[0].strip().lower() or content_type.strip().lower() or JSON
 
 
 def decode_document(raw: bytes, content_type: str | None, *, into: tuple[str, str] | None = None,

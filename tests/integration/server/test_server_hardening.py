@@ -230,3 +230,47 @@ def test_the_data_directory_is_private_to_its_owner(tmp_path: Path) -> None:
     assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700
     assert {"storage.sqlite3", "storage.sqlite3-wal", "storage.sqlite3-shm", "token"} <= set(modes)
     assert modes == dict.fromkeys(modes, 0o600)
+
+
+NAMESPACE_MISMATCH = "the namespace of the provided object does not match the namespace sent on the request"
+
+
+def test_binding_and_scale_bodies_naming_another_namespace_are_400(server: ServerThread) -> None:
+    # Issue #18 item 8: the body's namespace was silently ignored.
+    pods, deployments = "/api/v1/namespaces/default/pods", "/apis/apps/v1/namespaces/default/deployments"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bind-me"},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    assert call(server, "POST", pods, pod)[0] == 201
+    labels = {"app": "scaled"}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "scaled"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+                      "metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    assert call(server, "POST", deployments, deployment)[0] == 201
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "bind-me", "namespace": "other"},
+               "target": {"kind": "Node", "name": "n"}}
+    scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "scaled", "namespace": "other"},
+             "spec": {"replicas": 3}}
+    answers = [
+        call(server, "POST", pods + "/bind-me/binding", binding),
+        call(server, "PUT", deployments + "/scaled/scale", scale),
+        call(server, "PATCH", deployments + "/scaled/scale", {"metadata": {"namespace": "other"}},
+             "application/merge-patch+json"),
+    ]
+    for status, answer in answers:
+        assert status == 400, answer
+        assert orjson.loads(answer)["message"] == NAMESPACE_MISMATCH
+    assert "nodeName" not in orjson.loads(call(server, "GET", pods + "/bind-me")[1])["spec"]
+    assert orjson.loads(call(server, "GET", deployments + "/scaled")[1])["spec"]["replicas"] == 1
+    # The same bodies in the URL's namespace are accepted.
+    binding["metadata"]["namespace"] = scale["metadata"]["namespace"] = "default"
+    assert call(server, "POST", pods + "/bind-me/binding", binding)[0] == 201
+    assert call(server, "PUT", deployments + "/scaled/scale", scale)[0] == 200
+
+
+def test_a_content_type_without_a_media_type_is_415(server: ServerThread) -> None:
+    # Issue #18 item 8: ``;;;;`` was read as JSON; Go's mime.ParseMediaType refuses it.
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "semicolons"}}
+    status, answer = call(server, "POST", CONFIGMAPS, body, ";;;;")
+    assert status == 415, answer
+    assert orjson.loads(answer)["reason"] == "UnsupportedMediaType"
+    assert call(server, "POST", CONFIGMAPS, body, "application/json; charset=utf-8")[0] == 201
