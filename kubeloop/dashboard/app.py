@@ -16,18 +16,24 @@ holds is used only by the informers to list and watch):
 ``/healthz``
     ``ok``.
 
+Every route is behind :mod:`kubeloop.dashboard.access` (Host and Origin checks; a token when
+the page is bound off loopback).
+
 :func:`start_dashboard` is the one-call entry used by ``kubeloop dashboard`` and ``kubeloop up``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from urllib.parse import quote
 
 from aiohttp import web
 
 from kubeloop.client import ApiClient
+from kubeloop.dashboard.access import Policy, access_middleware, is_loopback
 from kubeloop.dashboard.feed import DashboardFeed, watch_cluster
 from kubeloop.dashboard.model import ClusterModel
 
@@ -38,6 +44,8 @@ FEED_KEY = web.AppKey("dashboard_feed", DashboardFeed)
 HEARTBEAT_KEY = web.AppKey("dashboard_heartbeat", float)
 
 Stop = Callable[[], Awaitable[None]]
+LOOPBACK = Policy(loopback_only=True, token=None)
+"""A dashboard on loopback: loopback ``Host`` names only, no token."""
 
 
 async def _index(_request: web.Request) -> web.FileResponse:
@@ -80,9 +88,11 @@ async def _stream(request: web.Request) -> web.StreamResponse:
     return response
 
 
-def dashboard_app(feed: DashboardFeed, *, heartbeat: float = HEARTBEAT_SECONDS) -> web.Application:
-    """The aiohttp application serving ``feed`` (which the caller starts and stops)."""
-    app = web.Application()
+def dashboard_app(feed: DashboardFeed, *, heartbeat: float = HEARTBEAT_SECONDS,
+                  policy: Policy = LOOPBACK) -> web.Application:
+    """The aiohttp application serving ``feed`` (which the caller starts and stops), to the
+    readers ``policy`` admits (:mod:`kubeloop.dashboard.access`)."""
+    app = web.Application(middlewares=[access_middleware(policy)])
     app[FEED_KEY] = feed
     app[HEARTBEAT_KEY] = heartbeat
     app.router.add_get("/", _index)
@@ -100,17 +110,24 @@ def dashboard_app(feed: DashboardFeed, *, heartbeat: float = HEARTBEAT_SECONDS) 
 
 
 async def start_dashboard(client: ApiClient, host: str = "127.0.0.1", port: int = 0, *,
-                          namespace: str | None = None) -> tuple[str, Stop]:
+                          namespace: str | None = None, token: str | None = None) -> tuple[str, Stop]:
     """Watch the cluster behind ``client`` and serve the dashboard on ``host:port`` (0: a free port).
 
     Returns the page's URL and an async ``stop`` that closes the server, the streams and the
     informers (not the client, which stays the caller's). Caches have synced (or 30 s passed)
     when it returns, so the first page load shows the cluster as it is.
+
+    Off loopback the page requires ``token`` (the client's bearer token when not given, else a
+    random one), and the URL returned carries it as ``?token=``.
     """
+    loopback = is_loopback(host)
+    if not loopback:
+        token = token or client.config.token or secrets.token_urlsafe(32)
+    policy = LOOPBACK if loopback else Policy(loopback_only=False, token=token)
     feed = DashboardFeed(ClusterModel(namespace=namespace))
     stop_watching = await watch_cluster(client, feed, namespace=namespace)
     feed.start()
-    runner = web.AppRunner(dashboard_app(feed), access_log=None, shutdown_timeout=1.0)
+    runner = web.AppRunner(dashboard_app(feed, policy=policy), access_log=None, shutdown_timeout=1.0)
     try:
         await runner.setup()
         site = web.TCPSite(runner, host, port)
@@ -121,7 +138,7 @@ async def start_dashboard(client: ApiClient, host: str = "127.0.0.1", port: int 
         raise
     bound_port = runner.addresses[0][1]
     shown_host = f"[{host}]" if ":" in host else host
-    url = f"http://{shown_host}:{bound_port}/"
+    url = f"http://{shown_host}:{bound_port}/" + ("" if policy.token is None else f"?token={quote(policy.token)}")
 
     async def stop() -> None:
         await feed.stop()
