@@ -100,3 +100,19 @@ async def test_the_token_url_sets_a_session_and_leaves_the_address_bar(exposed_p
     # The client keeps the cookie: the bare URLs now answer.
     assert (await exposed_page.get("/api/state")).status == 200
     assert (await exposed_page.get("/")).status == 200
+
+
+@pytest.mark.parametrize("bad", [{"metadata": {"name": "bad", "namespace": "default", "annotations": ["a"]}},
+                                 {"metadata": {"name": "bad", "namespace": "default", "annotations": "x"}}])
+def test_a_workload_of_an_impossible_shape_is_left_out_not_fatal(bad: dict[str, Any]) -> None:
+    # Issue #18 item 8: a Deployment whose metadata.annotations was a list ended the dashboard.
+    from kubeloop.dashboard.model import ADDED, Collection
+    from tests.unit.dashboard.builders import NOW, deployment
+
+    feed = DashboardFeed(ClusterModel(), interval=0.0, tick=60.0, clock=lambda: NOW)
+    feed.apply(Collection.DEPLOYMENTS, ADDED, deployment("good"))
+    odd = {**deployment("bad"), **bad}
+    odd["metadata"] = {**odd["metadata"], "name": "bad", "uid": "bad-uid"}
+    feed.apply(Collection.DEPLOYMENTS, ADDED, odd)
+    feed.rebuild()
+    assert [view["name"] for view in feed.model.views(NOW)] == ["good"]
