@@ -25,7 +25,7 @@ from aiohttp.web_protocol import RequestHandler
 
 from kubeloop.api import kruise
 from kubeloop.api.status import ApiError, internal_error
-from kubeloop.server import crd
+from kubeloop.server import crd, protocol_errors
 from kubeloop.server.admission import BUILTIN_RULES
 from kubeloop.server.admission.cloneset import cloneset_rules
 from kubeloop.server.auth.attributes import PUBLIC_INFO_PATHS, forbidden, request_attributes
@@ -274,7 +274,7 @@ class KubeServer:
             assert handler_factory is not None
 
             def http1() -> asyncio.Protocol:
-                protocol = handler_factory()
+                protocol = protocol_errors.handler_factory(handler_factory)
                 self._track(protocol)
                 return protocol
 

@@ -274,3 +274,44 @@ def test_a_content_type_without_a_media_type_is_415(server: ServerThread) -> Non
     assert status == 415, answer
     assert orjson.loads(answer)["reason"] == "UnsupportedMediaType"
     assert call(server, "POST", CONFIGMAPS, body, "application/json; charset=utf-8")[0] == 201
+
+
+def raw_http1(server: ServerThread, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send ``request`` as bytes over TLS (HTTP/1.1); the status, headers and body of the answer."""
+    import socket
+    import ssl
+    from urllib.parse import urlsplit
+
+    context = ssl.create_default_context(cafile=server.ca_file)
+    context.set_alpn_protocols(["http/1.1"])
+    address = urlsplit(server.url)
+    with socket.create_connection((address.hostname, address.port), timeout=20) as plain, \
+            context.wrap_socket(plain, server_hostname=address.hostname) as conn:
+        conn.sendall(request)
+        received = b""
+        while b"\r\n\r\n" not in received and (chunk := conn.recv(65536)):
+            received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.lower(): v for k, v in (line.split(": ", 1) for line in lines[1:])}
+        while len(body) < int(headers.get("content-length", "0")) and (chunk := conn.recv(65536)):
+            body += chunk
+    return int(lines[0].split(" ")[1]), headers, body
+
+
+@pytest.mark.parametrize("request_bytes", [
+    b"GET /api HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n",
+    b"FOO /api HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"CONNECT /api HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"GET /api HTTP/1.1\r\nHost: x\r\nX-Nul: a\x00b\r\n\r\n",
+], ids=["header-over-8KiB", "FOO", "CONNECT", "NUL"])
+def test_unparseable_requests_get_a_status_and_no_traceback(server: ServerThread, request_bytes: bytes,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    # Issue #18 item 8: aiohttp's plain-text 400, and an ERROR traceback in the log for a NUL.
+    status, headers, body = raw_http1(server, request_bytes)
+    assert headers["content-type"].startswith("application/json")
+    answer = orjson.loads(body)
+    assert (answer["kind"], answer["status"], answer["code"]) == ("Status", "Failure", status)
+    # CONNECT parses, and is refused by the server itself (anonymous: 403); the rest by the parser.
+    assert status == (403 if request_bytes.startswith(b"CONNECT") else 400)
+    assert not [record for record in caplog.records if record.levelno >= 40]
