@@ -120,6 +120,11 @@ async def _api_middleware(request: web.Request, handler: Any) -> web.StreamRespo
         return error_response(error, request.headers.get("Accept"))
     except web.HTTPException:
         raise
+    except ConnectionError as error:
+        # The client went away mid-answer (a reset, a closed transport): routine, and there is
+        # no one left to answer.
+        log.debug("client left during %s %s: %s", request.method, request.path_qs, error)
+        raise
     except Exception as error:
         log.exception("unexpected error serving %s %s", request.method, request.path_qs)
         return error_response(internal_error(type(error).__name__), request.headers.get("Accept"))
