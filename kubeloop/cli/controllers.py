@@ -16,8 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,13 +74,40 @@ def describe_feature_gates(settings: Mapping[str, bool]) -> str:
     return ",".join(f"{name}={str(value).lower()}" for name, value in settings.items()) or "upstream defaults"
 
 
+HARD_STOP_SECONDS = 4.5
+"""Seconds after SIGTERM at which a client process (controllers, kubelet) exits whatever it is
+doing: its manager abandons in-flight work after ``ManagerOptions.shutdown_timeout`` (2 s), and
+this is the backstop for anything that still does not return (a thread, a stuck close)."""
+
+
+def _exit_now(seconds: float) -> None:
+    sys.stderr.write(f"kubeloop: still stopping {seconds:g}s after the signal; exiting now\n")
+    sys.stderr.flush()
+    os._exit(1)
+
+
 @contextlib.contextmanager
-def stop_on_signals() -> Iterator[asyncio.Event]:
-    """An event set by SIGINT or SIGTERM while the block runs (call from the event loop)."""
+def stop_on_signals(hard_stop: float | None = None) -> Iterator[asyncio.Event]:
+    """An event set by SIGINT or SIGTERM while the block runs (call from the event loop).
+
+    With ``hard_stop``, the first signal also starts a timer that ends the process that many
+    seconds later if it has not exited by then (it holds no store: nothing is lost that a
+    restart does not list again).
+    """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    timers: list[threading.Timer] = []
+
+    def on_signal() -> None:
+        stop.set()
+        if hard_stop is not None and not timers:
+            timer = threading.Timer(hard_stop, _exit_now, args=(hard_stop,))
+            timer.daemon = True
+            timer.start()
+            timers.append(timer)
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signum, on_signal)
     try:
         yield stop
     finally:
@@ -144,6 +174,32 @@ async def start_manager(manager: Manager) -> None:
                                    "or the server stopped answering)") from None
 
 
+async def serve_until_stopped(manager: Manager, stop: asyncio.Event, announce: Callable[[], None]) -> None:
+    """Start ``manager``, ``announce`` it, and run until ``stop`` is set; then stop the manager
+    (bounded by its ``shutdown_timeout``).
+
+    A signal ends the start too: with the API server down the caches never sync, and the
+    process must not wait out ``cache_sync_timeout`` before it honours SIGTERM.
+    """
+
+    async def serve() -> None:
+        await start_manager(manager)
+        announce()
+        await asyncio.Event().wait()
+
+    serving = asyncio.ensure_future(serve())
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if serving.done():
+            serving.result()  # a start that failed (caches never synced) is the command's error
+    finally:
+        for task in (serving, stopping):
+            task.cancel()
+        await asyncio.gather(serving, stopping, return_exceptions=True)
+        await manager.stop()
+
+
 async def _run(kubeconfig: Path | None, names: Sequence[str], leader_elect: bool, health_port: int | None,
                feature_gates: Mapping[str, bool]) -> None:
     from kubeloop.client import ApiClient
@@ -155,15 +211,11 @@ async def _run(kubeconfig: Path | None, names: Sequence[str], leader_elect: bool
         manager = Manager(client, ManagerOptions(name="kubeloop-controller-manager", leader_election=leader_elect,
                                                  health_port=health_port))
         await add_controllers(manager, names, feature_gates=feature_gates)
-        with stop_on_signals() as stop:
-            try:
-                await start_manager(manager)
-                click.echo(f"kubeloop controllers running: {', '.join(names) or '(none)'}"
-                           f"; feature gates: {describe_feature_gates(feature_gates)}"
-                           + (" (waiting to lead)" if leader_elect else ""), err=True)
-                await stop.wait()
-            finally:
-                await manager.stop()
+        with stop_on_signals(HARD_STOP_SECONDS) as stop:
+            await serve_until_stopped(manager, stop, lambda: click.echo(
+                f"kubeloop controllers running: {', '.join(names) or '(none)'}"
+                f"; feature gates: {describe_feature_gates(feature_gates)}"
+                + (" (waiting to lead)" if leader_elect else ""), err=True))
     click.echo("kubeloop controllers stopped", err=True)
 
 

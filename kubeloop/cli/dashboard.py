@@ -40,7 +40,8 @@ async def _serve(kubeconfig: Path | None, host: str, port: int, namespace: str |
               help="Kubeconfig of the cluster (default: KUBECONFIG, ~/.kube/config or in-cluster).")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
               help="TCP port of the page (0 picks a free one).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address the page binds.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address the page binds; off loopback the page asks for a token (the URL printed carries it).")
 @click.option("-n", "--namespace", default=None, help="Show one namespace only (default: all).")
 def dashboard(kubeconfig: Path | None, port: int, host: str, namespace: str | None) -> None:
     """Serve a live web view of every Deployment and CloneSet rollout (pause/resume/undo need the token)."""

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kubeloop.cli.controllers import (
+    HARD_STOP_SECONDS,
     LOG_FORMAT,
     check_cluster,
     kubeconfig_option,
     load_client_config,
-    start_manager,
+    serve_until_stopped,
     stop_on_signals,
 )
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
@@ -74,13 +75,9 @@ async def _run(kubeconfig: Path | None, config: KubeletConfig, health_port: int 
         manager = Manager(client, ManagerOptions(name="kubeloop-kubelet", health_port=health_port))
         kubelet = Kubelet(client, config)
         await kubelet.setup(manager)
-        with stop_on_signals() as stop:
-            try:
-                await start_manager(manager)
-                click.echo(f"kubeloop kubelet running {config.nodes} nodes", err=True)
-                await stop.wait()
-            finally:
-                await manager.stop()
+        with stop_on_signals(HARD_STOP_SECONDS) as stop:
+            await serve_until_stopped(manager, stop,
+                                      lambda: click.echo(f"kubeloop kubelet running {config.nodes} nodes", err=True))
     click.echo("kubeloop kubelet stopped", err=True)
 
 

@@ -22,19 +22,25 @@ watch, and by the token-protected actions alone to write):
 ``/healthz``
     ``ok``.
 
+Every route is behind :mod:`kubeloop.dashboard.access` (Host and Origin checks; a token when
+the page is bound off loopback).
+
 :func:`start_dashboard` is the one-call entry used by ``kubeloop dashboard`` and ``kubeloop up``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from urllib.parse import quote
 
 import orjson
 from aiohttp import web
 
 from kubeloop.client import ApiClient
+from kubeloop.dashboard.access import Policy, access_middleware, is_loopback
 from kubeloop.dashboard.actionroutes import add_action_routes
 from kubeloop.dashboard.feed import DashboardFeed, watch_cluster
 from kubeloop.dashboard.model import ClusterModel, Collection
@@ -48,6 +54,8 @@ FEED_KEY = web.AppKey("dashboard_feed", DashboardFeed)
 HEARTBEAT_KEY = web.AppKey("dashboard_heartbeat", float)
 
 Stop = Callable[[], Awaitable[None]]
+LOOPBACK = Policy(loopback_only=True, token=None)
+"""A dashboard on loopback: loopback ``Host`` names only, no token."""
 
 
 async def _index(request: web.Request) -> web.Response:
@@ -109,10 +117,11 @@ async def _stream(request: web.Request) -> web.StreamResponse:
 
 
 def dashboard_app(feed: DashboardFeed, *, heartbeat: float = HEARTBEAT_SECONDS, client: ApiClient | None = None,
-                  action_token: str | None = None) -> web.Application:
-    """The aiohttp application serving ``feed`` (which the caller starts and stops); with a
-    ``client``, also the pause/resume/undo actions, for requests bearing ``action_token``."""
-    app = web.Application()
+                  action_token: str | None = None, policy: Policy = LOOPBACK) -> web.Application:
+    """The aiohttp application serving ``feed`` (which the caller starts and stops) to the
+    readers ``policy`` admits (:mod:`kubeloop.dashboard.access`); with a ``client``, also the
+    pause/resume/undo actions, for requests bearing ``action_token``."""
+    app = web.Application(middlewares=[access_middleware(policy)])
     if client is not None:
         add_action_routes(app, client, action_token)
     app[FEED_KEY] = feed
@@ -133,7 +142,8 @@ def dashboard_app(feed: DashboardFeed, *, heartbeat: float = HEARTBEAT_SECONDS, 
 
 
 async def start_dashboard(client: ApiClient, host: str = "127.0.0.1", port: int = 0, *,
-                          namespace: str | None = None, action_token: str | None = None) -> tuple[str, Stop]:
+                          namespace: str | None = None, token: str | None = None,
+                          action_token: str | None = None) -> tuple[str, Stop]:
     """Watch the cluster behind ``client`` and serve the dashboard on ``host:port`` (0: a free port).
 
     Returns the page's URL and an async ``stop`` that closes the server, the streams and the
@@ -141,14 +151,20 @@ async def start_dashboard(client: ApiClient, host: str = "127.0.0.1", port: int 
     when it returns, so the first page load shows the cluster as it is.
 
     The page's pause/resume/undo buttons act with ``client`` for a request that presents
-    ``action_token``, by default the client's own static bearer token (the cluster's token, for
-    ``kubeloop up``); without one, the actions are disabled.
+    ``action_token``, by default ``token`` or the client's own static bearer token (the
+    cluster's token, for ``kubeloop up``); without one, the actions are disabled. Off loopback
+    the page requires ``token`` (the action token when not given, else a random one), and the
+    URL returned carries it as ``?token=``.
     """
+    actions = action_token if action_token is not None else (token or client.config.token)
+    loopback = is_loopback(host)
+    if not loopback:
+        token = token or actions or secrets.token_urlsafe(32)
+    policy = LOOPBACK if loopback else Policy(loopback_only=False, token=token)
     feed = DashboardFeed(ClusterModel(namespace=namespace))
     stop_watching = await watch_cluster(client, feed, namespace=namespace)
     feed.start()
-    token = action_token if action_token is not None else client.config.token
-    runner = web.AppRunner(dashboard_app(feed, client=client, action_token=token), access_log=None,
+    runner = web.AppRunner(dashboard_app(feed, client=client, action_token=actions, policy=policy), access_log=None,
                            shutdown_timeout=1.0)
     try:
         await runner.setup()
@@ -160,7 +176,7 @@ async def start_dashboard(client: ApiClient, host: str = "127.0.0.1", port: int 
         raise
     bound_port = runner.addresses[0][1]
     shown_host = f"[{host}]" if ":" in host else host
-    url = f"http://{shown_host}:{bound_port}/"
+    url = f"http://{shown_host}:{bound_port}/" + ("" if policy.token is None else f"?token={quote(policy.token)}")
 
     async def stop() -> None:
         await feed.stop()

@@ -20,6 +20,7 @@ A view can also change with time alone (a *ready* pod becomes *available* once
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Mapping
 from datetime import datetime
@@ -37,6 +38,8 @@ from kubeloop.dashboard.views import (
     involved_key,
     workload_key,
 )
+
+log = logging.getLogger(__name__)
 
 Obj = Mapping[str, Any]
 
@@ -205,7 +208,14 @@ class ClusterModel:
         self._dirty.clear()
         t = now.timestamp()
         for key in stale:
-            view = self._build(key, now)
+            try:
+                view = self._build(key, now)
+            except (AttributeError, TypeError, ValueError, KeyError) as error:
+                # A workload of a shape no API write should produce (annotations as a list, written
+                # around validation) is left out of the page rather than taking the page down.
+                log.warning("dashboard: cannot show %s: %s: %s", key, type(error).__name__, error)
+                self._views.pop(key, None)
+                continue
             if view is None:
                 continue
             counts: dict[str, int] = defaultdict(int)

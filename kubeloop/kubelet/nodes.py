@@ -77,7 +77,10 @@ def node_status(node: SimNode, shape: NodeShape, now: float, previous: Mapping[s
     change, as a kubelet does.
     """
     stamp = format_time_of(now)
-    old = {str(c.get("type")): c for c in (previous or {}).get("conditions") or () if isinstance(c, Mapping)}
+    # A stored status of the wrong shape (written before typed decoding refused it) is ignored,
+    # and replaced by this one: the node repairs itself rather than failing every heartbeat.
+    conditions = previous.get("conditions") if isinstance(previous, Mapping) else None
+    old = {str(c.get("type")): c for c in conditions if isinstance(c, Mapping)} if isinstance(conditions, list) else {}
 
     def condition(condition_type: str, status: str, reason: str, message: str) -> dict[str, Any]:
         before = old.get(condition_type)

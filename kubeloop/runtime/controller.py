@@ -124,9 +124,21 @@ class Controller:
     def has_synced(self) -> bool:
         return self._started and all(informer.has_synced() for informer, _ in self._sources)
 
-    async def stop(self) -> None:
-        """Stop taking new work, let in-flight reconciles finish, and wait for the workers."""
-        await self.queue.shutdown_with_drain()
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop taking new work, let in-flight reconciles finish, and wait for the workers.
+
+        With ``grace``, reconciles still running after that many seconds are cancelled (their
+        requests are lost with the queue; the next process lists everything again), as
+        controller-runtime abandons its runnables after ``GracefulShutdownTimeout``: a reconcile
+        retrying against an API server that is down must not hold the process.
+        """
+        try:
+            async with asyncio.timeout(grace):
+                await self.queue.shutdown_with_drain()
+        except TimeoutError:
+            self.queue.shutdown()
+            for worker in self._workers:
+                worker.cancel()
         if self._workers:
             await asyncio.gather(*self._workers, return_exceptions=True)
         self._workers = []

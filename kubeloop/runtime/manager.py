@@ -18,7 +18,6 @@ in-flight reconciles before the caches go away.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import socket
 import uuid
@@ -44,6 +43,11 @@ log = logging.getLogger(__name__)
 Runnable = Callable[[], Coroutine[Any, Any, None]]
 
 
+_CANCEL_ROUNDS = 5
+_CANCEL_ROUND_SECONDS = 0.1
+"""After the shutdown deadline, runnables still running are cancelled again, this often, this far apart."""
+
+
 @dataclass
 class ManagerOptions:
     """Settings of a manager; every field has the default controller-runtime uses or a safer one."""
@@ -63,6 +67,10 @@ class ManagerOptions:
     resync_period: float = 0.0
     """Informer resync; 0 disables it (controllers here requeue for time-based work)."""
     cache_sync_timeout: float = 120.0
+    shutdown_timeout: float = 2.0
+    """Seconds :meth:`Manager.stop` gives in-flight work before abandoning it (controller-runtime's
+    ``GracefulShutdownTimeout``, 30 s there; short here so a process stops within 5 s of SIGTERM
+    even with the API server down)."""
     detect_cache_mutations: bool | None = None
     """None follows ``KUBELOOP_CACHE_MUTATION_DETECTOR``."""
 
@@ -185,17 +193,40 @@ class Manager:
         await self._leading_started.wait()
 
     async def stop(self) -> None:
-        """Drain the controllers, then stop everything else (in reverse order of start)."""
-        for controller in self.controllers:
-            await controller.stop()
+        """Drain the controllers, then stop everything else (in reverse order of start).
+
+        Bounded by ``options.shutdown_timeout``: the controllers drain together, runnables and
+        event recorders get what is left of it, and whatever still runs then is cancelled.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.options.shutdown_timeout
+
+        def left() -> float:
+            return max(0.0, deadline - loop.time())
+
+        await asyncio.gather(*(controller.stop(left()) for controller in self.controllers))
         for task in self._tasks:
             task.cancel()
+        pending: set[asyncio.Task[None]] = set(self._tasks)
+        if pending:
+            # A cancelled runnable may still clean up (a recorder flushing): until the deadline.
+            _, pending = await asyncio.wait(pending, timeout=left())
+        for _ in range(_CANCEL_ROUNDS):
+            if not pending:
+                break
+            # Past the deadline, cancel again: the first cancel may have landed before the task
+            # even resumed, and a cleanup that awaits (a flush) needs a cancel of its own.
+            for task in pending:
+                task.cancel()
+            _, pending = await asyncio.wait(pending, timeout=_CANCEL_ROUND_SECONDS)
+        if pending:
+            log.warning("manager %s: abandoning %d runnables that ignore cancellation", self.options.name,
+                        len(pending))
         for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            if task.done() and not task.cancelled():
+                task.exception()  # retrieved: a runnable's failure at shutdown is not news
         self._tasks.clear()
-        for recorder in self._recorders.values():
-            await recorder.stop()
+        await asyncio.gather(*(recorder.stop(flush_timeout=left()) for recorder in self._recorders.values()))
         await self.factory.shutdown()
         await self.health.stop()
         self._started = False

@@ -26,7 +26,7 @@ from aiohttp.web_protocol import RequestHandler
 
 from kubeloop.api import kruise
 from kubeloop.api.status import ApiError, internal_error
-from kubeloop.server import crd
+from kubeloop.server import crd, protocol_errors
 from kubeloop.server.admission import BUILTIN_RULES
 from kubeloop.server.admission.cloneset import cloneset_rules
 from kubeloop.server.auth import impersonation
@@ -48,6 +48,7 @@ from kubeloop.server.certs import (
 )
 from kubeloop.server.codec.serving import error_body
 from kubeloop.server.compression import compress_response
+from kubeloop.server.connection_limits import HEADER_TIMEOUT, IDLE_TIMEOUT, ConnectionLimits
 from kubeloop.server.crds import BUILTIN_CRDS
 from kubeloop.server.discovery import VERSION_INFO
 from kubeloop.server.dispatch import dispatch
@@ -60,6 +61,7 @@ from kubeloop.server.namespace_finalizer import NamespaceFinalizer
 from kubeloop.server.objects import create_object
 from kubeloop.server.openapi import OpenAPIService
 from kubeloop.server.openapi import http as openapi_http
+from kubeloop.server.private_files import private_directory
 from kubeloop.server.registry import Registry
 from kubeloop.server.requests import MAX_BODY_BYTES
 from kubeloop.server.services.kubernetes_service import ensure_kubernetes_service
@@ -160,6 +162,11 @@ async def _api_middleware(request: web.Request, handler: Any) -> web.StreamRespo
     except ApiError as error:
         return error_response(error, request.headers.get("Accept"))
     except web.HTTPException:
+        raise
+    except ConnectionError as error:
+        # The client went away mid-answer (a reset, a closed transport): routine, and there is
+        # no one left to answer.
+        log.debug("client left during %s %s: %s", request.method, request.path_qs, error)
         raise
     except Exception as error:
         log.exception("unexpected error serving %s %s", request.method, request.path_qs)
@@ -280,6 +287,7 @@ class KubeServer:
         """The HTTP/2 connections (and how many requests they answered) while serving."""
         self.port = config.port
         self.namespace_finalizer: NamespaceFinalizer | None = None
+        self.connection_limits: ConnectionLimits | None = None
 
     def _track(self, protocol: RequestHandler) -> None:
         """Remember a connection so that ``stop`` can abort it (handlers are not weak-referenceable)."""
@@ -297,7 +305,7 @@ class KubeServer:
 
     async def start(self) -> None:
         config = self.config
-        config.data_dir.mkdir(parents=True, exist_ok=True)
+        private_directory(config.data_dir)
         storage = Storage.open(config.data_dir, memory=config.memory, watch_cache_size=config.watch_cache_size)
         # The kinds' schemas (some 15,000 containers) are read now rather than on the first
         # request, so that the freeze below takes them out of every later collection too.
@@ -323,13 +331,13 @@ class KubeServer:
             tls.load_cert_chain(credentials.server_cert, credentials.server_key)
             tls.set_alpn_protocols(ALPN_PROTOCOLS)
             app = build_app(state, credentials.token, config.ready_check)
-            runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
+            runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0, keepalive_timeout=IDLE_TIMEOUT)
             await runner.setup()
             handler_factory = runner.server
             assert handler_factory is not None
 
             def http1() -> asyncio.Protocol:
-                protocol = handler_factory()
+                protocol = protocol_errors.handler_factory(handler_factory)
                 self._track(protocol)
                 return protocol
 
@@ -339,8 +347,10 @@ class KubeServer:
                 # HTTP/1.1 or HTTP/2, as the client's ALPN offer and ours agree (kubeloop.server.http2).
                 return AlpnSwitch(http1, http2.protocol)
 
+            self.connection_limits = ConnectionLimits(protocol_factory)
             listener = await asyncio.get_running_loop().create_server(
-                protocol_factory, config.host, config.port, ssl=tls, reuse_address=True, ssl_shutdown_timeout=2.0)
+                self.connection_limits.protocol, config.host, config.port, ssl=tls, reuse_address=True,
+                ssl_shutdown_timeout=2.0, ssl_handshake_timeout=HEADER_TIMEOUT)
             if listener.sockets:
                 self.port = int(listener.sockets[0].getsockname()[1])
             # Only now is the port known (0 picks a free one): the kubernetes Service targets it.

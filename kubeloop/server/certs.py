@@ -29,6 +29,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from kubeloop.server.private_files import private_directory
+
 CA_CERT_FILE = "ca.crt"
 CA_KEY_FILE = "ca.key"
 SERVER_CERT_FILE = "server.crt"
@@ -117,7 +119,7 @@ def subject_alt_names(host: str) -> list[x509.GeneralName]:
 
 def ensure_credentials(directory: Path, host: str) -> Credentials:
     """Load or create the CA and token in ``directory``; issue a fresh serving certificate."""
-    directory.mkdir(parents=True, exist_ok=True)
+    private_directory(directory)
     loaded = _load_ca(directory)
     ca_cert, ca_key = loaded if loaded is not None else _new_ca(directory)
     key = ec.generate_private_key(ec.SECP256R1())

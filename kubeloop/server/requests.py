@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import yaml
 
 from kubeloop.api.status import (
     ApiError,
@@ -24,6 +23,8 @@ from kubeloop.api.status import (
     unsupported_media_type_error,
 )
 from kubeloop.server.codec.bodies import decode_protobuf_body
+from kubeloop.server.nesting import MAX_DEPTH, depth_exceeds
+from kubeloop.server.yaml_body import YamlBodyError, load_yaml
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
 """kube-apiserver's limit on a request body (``maxRequestBodyBytes``)."""
@@ -83,10 +84,15 @@ def dry_run_values(values: list[str]) -> bool:
 
 
 def media_type(content_type: str | None) -> str:
-    """The bare media type of a Content-Type header, lower-cased; JSON when there is none."""
+    """The bare media type of a Content-Type header, lower-cased; JSON when there is none.
+
+    A header with parameters but no type (``;;;;``) is not JSON: Go's ``mime.ParseMediaType``
+    fails on it (``mime: no media type``) and upstream answers 415, so it is returned as it
+    came, for the caller's 415.
+    """
     if not content_type:
         return JSON
-    return content_type.split(";", 1)[0].strip().lower() or JSON
+    return content_type.split(";", 1)[0].strip().lower() or content_type.strip().lower() or JSON
 
 
 def decode_document(raw: bytes, content_type: str | None, *, into: tuple[str, str] | None = None,
@@ -94,34 +100,38 @@ def decode_document(raw: bytes, content_type: str | None, *, into: tuple[str, st
     """Decode a create/update body (JSON, YAML or protobuf, see
     :mod:`kubeloop.server.codec.bodies`); other types are refused with a 415. ``into`` is the
     (apiVersion, kind) the endpoint decodes into, ``custom`` whether that is a custom resource
-    (protobuf cannot fill one)."""
+    (protobuf cannot fill one). Every form is held to :data:`~kubeloop.server.nesting.MAX_DEPTH`."""
     kind = media_type(content_type)
     if kind == JSON or kind == "*/*":
         return decode_json(raw)
     if kind in (YAML, "application/x-yaml", "text/yaml"):
         return decode_yaml(raw)
     if kind == PROTOBUF:
-        return decode_protobuf_body(raw, into, custom=custom)
+        return _bounded(decode_protobuf_body(raw, into, custom=custom), "error decoding body")
     raise unsupported_media_type_error(kind, BODY_TYPES)
+
+
+def _bounded(doc: Any, prefix: str) -> Any:
+    """``doc`` unless it nests deeper than the server serves back (see :mod:`kubeloop.server.nesting`)."""
+    if depth_exceeds(doc, MAX_DEPTH):
+        raise bad_request_error(f"{prefix}: exceeded max depth of {MAX_DEPTH}")
+    return doc
 
 
 def decode_json(raw: bytes) -> Any:
     try:
-        return orjson.loads(raw)
+        doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise bad_request_error(f"error decoding body: {exc}") from None
+    return _bounded(doc, "error decoding body")
 
 
 def decode_yaml(raw: bytes) -> Any:
     try:
-        doc = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
+        doc = load_yaml(raw)
+    except YamlBodyError as exc:
         raise bad_request_error(f"error decoding YAML body: {exc}") from None
-    try:
-        # Normalise YAML-only values (dates, sets) into plain JSON ones.
-        return orjson.loads(orjson.dumps(doc, default=str))
-    except orjson.JSONEncodeError as exc:
-        raise bad_request_error(f"error decoding YAML body: {exc}") from None
+    return _bounded(doc, "error decoding YAML body")
 
 
 def require_object(doc: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from kubeloop.api import kruise
+from kubeloop.api.labels import SelectorError, selector_from_label_selector
 from kubeloop.api.meta import deep_copy, labels_of, name_of, namespace_of, object_key, resource_version_of, uid_of
 from kubeloop.client import (
     CONTROLLER_REVISIONS,
@@ -34,6 +35,7 @@ from kubeloop.client import (
     is_already_exists,
     is_not_found,
 )
+from kubeloop.controllers.pod_guard import creation_refusal
 from kubeloop.runtime.events import NORMAL, WARNING, EventRecorder
 from kubeloop.runtime.expectations import CREATE, DELETE, ResourceVersionExpectations, ScaleExpectations
 from kubeloop.runtime.retry import DEFAULT_RETRY, retry_on_conflict
@@ -46,6 +48,10 @@ from .scale import creation_batches
 from .scaleplan import PodCreation
 
 log = logging.getLogger(__name__)
+
+
+class PodTemplateError(ValueError):
+    """The CloneSet's pods would not match its own selector; none is created."""
 
 Obj = dict[str, Any]
 Mutation = Callable[[Obj], Obj | None]
@@ -155,6 +161,11 @@ class CloneSetControl:
         """Create pods (each after its missing PVCs) in slow-start batches 1, 2, 4, ...;
         stops after a batch with a failure. Returns how many pods were created; raises the
         first failure when nothing could be created."""
+        refusal = self._creation_refusal(cs, creations)
+        if refusal is not None:
+            # Every such pod would be lost to the CloneSet at once (kubeloop.controllers.pod_guard).
+            self.recorder.event(cs, WARNING, "FailedCreate", f"failed to create pods: {refusal}")
+            raise PodTemplateError(refusal)
         key = object_key(cs)
         for creation in creations:
             self.scale.expect(key, CREATE, name_of(creation.pod))
@@ -181,6 +192,20 @@ class CloneSetControl:
                 raise failure
             log.warning("cloneset %s: created %d of %d pods: %s", key, len(succeeded), len(creations), failure)
         return len(succeeded)
+
+    @staticmethod
+    def _creation_refusal(cs: Mapping[str, Any], creations: Sequence[PodCreation]) -> str | None:
+        spec = cs.get("spec")
+        raw = spec.get("selector") if isinstance(spec, Mapping) else None
+        try:
+            selector = selector_from_label_selector(raw if isinstance(raw, Mapping) else None)
+        except SelectorError as exc:
+            return f"invalid selector: {exc}"
+        for creation in creations:
+            refusal = creation_refusal(selector, (creation.pod.get("metadata") or {}).get("labels"))
+            if refusal is not None:
+                return refusal
+        return None
 
     async def _create_one(self, cs: Mapping[str, Any], creation: PodCreation) -> None:
         key = object_key(cs)

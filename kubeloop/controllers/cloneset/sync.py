@@ -53,7 +53,7 @@ from kubeloop.runtime.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionE
 from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.informers import SharedIndexInformer
 
-from .control import CLONESETS, CloneSetControl
+from .control import CLONESETS, CloneSetControl, PodTemplateError
 from .imagepulljobs import ImagePullJobs
 from .options import CloneSetBehaviour, CloneSetFeatureGates
 from .podstate import is_cloneset_pod_available, is_pod_update_ready, lifecycle_state
@@ -352,7 +352,7 @@ class CloneSetSync:
         try:
             if await self.steps.scale(current_cs, update_cs, pods, pvcs, name_of(current), name_of(update), now):
                 return None
-        except (ApiException, TransportError) as exc:
+        except (ApiException, TransportError, PodTemplateError) as exc:
             log.warning("cloneset %s: scale failed: %s", object_key(cs), exc)
             failure = (kruise.CONDITION_FAILED_SCALE, str(exc))
         try:

@@ -45,6 +45,7 @@ from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to
 from kubeloop.controllers.replicaset.podcontrol import (
     REPLICA_SET_API_VERSION,
     REPLICA_SET_KIND,
+    PodTemplateError,
     pod_from_template,
 )
 from kubeloop.controllers.replicaset.podfacts import PodFacts, PodFactsCache, pod_facts
@@ -360,7 +361,8 @@ class ReplicaSetController:
 
         manage_error: BaseException | None = None
         if needs_sync and not is_being_deleted(replica_set):
-            manage_error = await self._manage_replicas(replica_set, tally.active + len(claimed_now), claimed)
+            manage_error = await self._manage_replicas(replica_set, selector, tally.active + len(claimed_now),
+                                                       claimed)
         updated = await self._update_status(replica_set, counts, manage_error)
         if manage_error is not None:
             raise manage_error
@@ -394,25 +396,33 @@ class ReplicaSetController:
                                          lambda pod: selector.matches(labels_of(pod)))
         return await manager.claim(candidates)
 
-    async def _manage_replicas(self, replica_set: Obj, active: int,
+    async def _manage_replicas(self, replica_set: Obj, selector: Selector, active: int,
                                active_pods: Callable[[], list[Obj]]) -> BaseException | None:
         """Create or delete pods toward ``spec.replicas`` (``active`` claimed now, listed by
         ``active_pods`` when some must go); returns the first error, if any."""
         key = object_key(replica_set)
         difference = replicas_to_manage(active, desired_replicas(replica_set), self.burst_replicas)
         if difference > 0:
-            return await self._create_pods(replica_set, key, difference)
+            return await self._create_pods(replica_set, key, difference, selector)
         if difference < 0:
             return await self._delete_pods(replica_set, key, active_pods(), -difference)
         return None
 
-    async def _create_pods(self, replica_set: Obj, key: str, count: int) -> BaseException | None:
+    async def _create_pods(self, replica_set: Obj, key: str, count: int, selector: Selector) -> BaseException | None:
+        try:
+            pod_from_template(replica_set, selector)
+        except PodTemplateError as exc:
+            # Every pod would be lost to this ReplicaSet at once (kubeloop.controllers.pod_guard):
+            # create none, say why once per sync, and retry with back-off.
+            self._event(replica_set, WARNING, FAILED_CREATE, f"Error creating: {exc}")
+            return exc
         self.expectations.expect_creations(key, count)
         namespace = namespace_of(replica_set)
 
         async def create_one() -> None:
             try:
-                created = await self.client.create(PODS, pod_from_template(replica_set), namespace=namespace)
+                created = await self.client.create(PODS, pod_from_template(replica_set, selector),
+                                                   namespace=namespace)
             except Exception as exc:
                 if is_namespace_terminating(exc):
                     # Nothing to create into; the watch will never report it.

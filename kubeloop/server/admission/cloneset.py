@@ -78,6 +78,12 @@ _DECIMAL = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+
 # ---------------------------------------------------------------------------------- defaults
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else ``[]``: a field of the wrong type reads as empty here and
+    is reported by validation (or by the CRD's schema), never raised on."""
+    return value if isinstance(value, list) else []
+
+
 def _dict_at(parent: dict[str, Any], name: str) -> dict[str, Any] | None:
     value = parent.get(name)
     if value is None:
@@ -105,7 +111,7 @@ def default_cloneset(obj: dict[str, Any], old: Mapping[str, Any] | None = None) 
         template = _dict_at(spec, "template")
         if template is not None:
             default_pod_template_spec(template)
-        for claim in spec.get("volumeClaimTemplates") or []:
+        for claim in _list(spec.get("volumeClaimTemplates")):
             if isinstance(claim, dict):
                 default_persistent_volume_claim(claim)
     strategy = _dict_at(spec, "updateStrategy")
@@ -177,8 +183,8 @@ def _validate_selector_and_template(spec: Mapping[str, Any], errs: Errors) -> No
     checked = dict(template)
     pod_spec = dict(mapping_at(template, "spec", "spec.template", []))
     volumes = list(pod_spec.get("volumes") or []) if isinstance(pod_spec.get("volumes"), list) else []
-    for claim in spec.get("volumeClaimTemplates") or []:
-        name = str(((claim or {}).get("metadata") or {}).get("name") or "") if isinstance(claim, Mapping) else ""
+    for claim in _list(spec.get("volumeClaimTemplates")):
+        name = str(_object(claim, "metadata").get("name") or "") if isinstance(claim, Mapping) else ""
         volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
     if volumes:
         pod_spec["volumes"] = volumes
@@ -212,13 +218,14 @@ def _validate_scale_strategy(
 ) -> None:
     path = "spec.scaleStrategy.podsToDelete"
     strategy = mapping_at(mapping_at(cs, "spec", "", []), "scaleStrategy", "spec", errs)
-    names = [str(n) for n in strategy.get("podsToDelete") or [] if n is not None]
+    listed = strategy.get("podsToDelete")
+    names = [str(n) for n in listed if n is not None] if isinstance(listed, list) else []
     duplicates = _duplicates(names)
     if duplicates:
         errs.append(invalid(path, names, f"duplicated items [{' '.join(duplicates)}]"))
         return
-    old_strategy = (old.get("spec") or {}).get("scaleStrategy") if old is not None else None
-    old_names = set((old_strategy or {}).get("podsToDelete") or []) if isinstance(old_strategy, Mapping) else set()
+    old_listed = _object(old, "spec", "scaleStrategy").get("podsToDelete") if old is not None else None
+    old_names = {str(n) for n in old_listed if n is not None} if isinstance(old_listed, list) else set()
     if get_pod is None:
         return
     meta = mapping_at(cs, "metadata", "", [])
@@ -238,8 +245,8 @@ def _validate_scale_strategy(
 def _priority_error(strategy: Any) -> str | None:
     if not isinstance(strategy, Mapping):
         return None
-    weights = strategy.get("weightPriority") or []
-    orders = strategy.get("orderPriority") or []
+    weights = _list(strategy.get("weightPriority"))
+    orders = _list(strategy.get("orderPriority"))
     if weights and orders:
         return "only one of weightPriority and orderPriority can be used"
     for term in weights:
@@ -262,7 +269,7 @@ def _priority_error(strategy: Any) -> str | None:
 
 def _scatter_error(strategy: Any) -> str | None:
     seen: set[tuple[str, str]] = set()
-    for term in strategy or []:
+    for term in _list(strategy):
         term = term if isinstance(term, Mapping) else {}
         key, value = str(term.get("key") or ""), str(term.get("value") or "")
         if not key:
@@ -379,13 +386,25 @@ def _json_ops(old: Any, new: Any, path: str = "") -> list[tuple[str, str]]:
     return [] if old == new else [("replace", path)]
 
 
+def _object(parent: Mapping[str, Any], *names: str) -> Mapping[str, Any]:
+    """The object at ``names`` under ``parent``, ``{}`` where any step is absent or not an object.
+
+    Update rules compare the new object with the stored one before the type errors are reported
+    (by :func:`_validate`, or by the schema for a stored object written around admission), so a
+    field of the wrong type must read as empty here, never raise.
+    """
+    value: Any = parent
+    for name in names:
+        value = value.get(name) if isinstance(value, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
 def _in_place_only_error(new: Mapping[str, Any], old: Mapping[str, Any]) -> str | None:
     """Under InPlaceOnly, the template's pod spec may only change container images."""
-    new_spec = new.get("spec") or {}
-    if (new_spec.get("updateStrategy") or {}).get("type") != kruise.IN_PLACE_ONLY:
+    if _object(new, "spec", "updateStrategy").get("type") != kruise.IN_PLACE_ONLY:
         return None
-    old_pod_spec = normalized(((old.get("spec") or {}).get("template") or {}).get("spec") or {})
-    new_pod_spec = normalized((new_spec.get("template") or {}).get("spec") or {})
+    old_pod_spec = normalized(_object(old, "spec", "template", "spec"))
+    new_pod_spec = normalized(_object(new, "spec", "template", "spec"))
     for op, path in _json_ops(old_pod_spec, new_pod_spec):
         if op != "replace" or _IMAGE_PATH.match(path) is None:
             return f"only allowed to update images in spec for InPlaceOnly, but found {op} {path}"
@@ -398,8 +417,8 @@ def validate_cloneset_update(
     """Field errors for replacing ``old`` by ``new``: metadata, immutable spec fields, the
     InPlaceOnly image-only rule, then the create rules (``podsToDelete`` only for new names)."""
     errs = validate_object_meta_update(new, old, builtin=False)
-    new_spec = {k: v for k, v in (new.get("spec") or {}).items() if k not in _MUTABLE_SPEC_FIELDS}
-    old_spec = {k: v for k, v in (old.get("spec") or {}).items() if k not in _MUTABLE_SPEC_FIELDS}
+    new_spec = {k: v for k, v in _object(new, "spec").items() if k not in _MUTABLE_SPEC_FIELDS}
+    old_spec = {k: v for k, v in _object(old, "spec").items() if k not in _MUTABLE_SPEC_FIELDS}
     if not semantically_equal(new_spec, old_spec):
         errs.append(forbidden("spec", _FORBIDDEN_SPEC_UPDATE))
     message = _in_place_only_error(new, old)

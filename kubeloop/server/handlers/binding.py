@@ -58,6 +58,12 @@ async def handle_binding(state: ServerState, request: web.Request, target: Targe
     output = output_for(state, request, target.info, api_version="v1", kind="Binding")
     raw = await read_body(request)
     binding = require_object(decode_document(raw, request.headers.get("Content-Type"), into=("v1", "Binding")))
+    body_meta = binding.get("metadata")
+    body_namespace = body_meta.get("namespace") if isinstance(body_meta, dict) else None
+    if body_namespace not in (None, "", target.namespace or ""):
+        # EnsureObjectNamespaceMatchesRequestNamespace, which upstream's create handler runs first.
+        raise bad_request_error("the namespace of the provided object does not match the namespace sent on the "
+                                "request")
     # Webhooks see the Binding as sent (CREATE of pods/binding, or of the bindings resource).
     warnings = await admit_served(state, target, "CREATE", binding, None, GVK("", "v1", "Binding"),
                                   dry_run=is_dry_run(request), options=write_options(request, "CreateOptions"))

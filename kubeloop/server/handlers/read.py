@@ -111,6 +111,19 @@ def _unsupported_field_label(info: ResourceInfo, name: str) -> str:
     return f'"{name}" is not a known field selector: only "metadata.name", "metadata.namespace"'
 
 
+def stored_labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    """An object's labels for selector matching. Typed decoding keeps new writes to a map of
+    strings, but a store written before it may hold any shape: anything else matches as no
+    labels, so one such object cannot fail every selector list of its type."""
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    if not isinstance(labels, Mapping):
+        return {}
+    if all(isinstance(value, str) for value in labels.values()):
+        return labels
+    return {key: value for key, value in labels.items() if isinstance(value, str)}
+
+
 def selector_predicate(info: ResourceInfo, query: Mapping[str, str]) -> Predicate | None:
     """The label and field selectors of a list or watch as one predicate (None: match all)."""
     label_text = query.get("labelSelector") or ""
@@ -121,7 +134,7 @@ def selector_predicate(info: ResourceInfo, query: Mapping[str, str]) -> Predicat
             labels = parse_selector(label_text)
         except SelectorError as error:
             raise bad_request_error(str(error)) from None
-        checks.append(lambda obj: labels.matches((obj.get("metadata") or {}).get("labels") or {}))
+        checks.append(lambda obj: labels.matches(stored_labels(obj)))
     if field_text.strip():
         try:
             fields = parse_field_selector(field_text)

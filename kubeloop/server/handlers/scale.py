@@ -83,6 +83,10 @@ def requested_scale(info: ResourceInfo, parent: Obj, scale: Any, name: str) -> O
     if meta.get("name") not in (None, "", name):
         raise bad_request_error(f"the name of the object ({meta.get('name')}) does not match the name on the URL "
                                 f"({name})")
+    if meta.get("namespace") not in (None, "", parent["metadata"].get("namespace", "")):
+        # checkName in k8s.io/apiserver pkg/endpoints/handlers/rest.go, for PUT and PATCH alike.
+        raise bad_request_error("the namespace of the provided object does not match the namespace sent on the "
+                                "request")
     spec = scale.get("spec")
     if spec is not None and not isinstance(spec, dict):
         raise bad_request_error("spec must be an object")

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import orjson
 
+from kubeloop.server.private_files import narrow_existing, private_directory, private_file
 from kubeloop.server.storage._model import EVENT_TYPES, ResourceType, StorageError
 from kubeloop.server.storage._replay import ChangeRow
 
@@ -110,7 +111,7 @@ class SqliteLog:
 
     @classmethod
     def open(cls, data_dir: Path) -> SqliteLog:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        private_directory(data_dir)
         lock_fd = os.open(data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -119,6 +120,10 @@ class SqliteLog:
             raise StorageError(f"data directory {data_dir} is in use by another process") from None
         try:
             _refuse_emptied(data_dir)
+            # Created 0600 before SQLite opens it: its -wal and -shm files take the same mode.
+            private_file(data_dir / DATABASE_FILE)
+            for suffix in ("-wal", "-shm"):
+                narrow_existing(data_dir / (DATABASE_FILE + suffix))
             connection = connect(data_dir / DATABASE_FILE)
         except (sqlite3.Error, StorageError) as error:
             os.close(lock_fd)

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from kubeloop.server.nesting import MAX_STORED_DEPTH, encodes_within
 from kubeloop.server.storage._collection import Collection
 from kubeloop.server.storage._model import (
     ADDED,
@@ -267,6 +268,10 @@ class Storage:
     def _persist(self, rt: ResourceType, event_type: str, stored: dict[str, Any]) -> None:
         """Make the write durable, then advance the revision (the write's rv is revision + 1)."""
         self._check_open()
+        # Never keep what cannot be served back (every LIST of the type would then fail): the
+        # in-memory store checks this too, so both modes refuse the same writes.
+        if not encodes_within(stored, MAX_STORED_DEPTH):
+            raise StorageError(f"object is not JSON-serialisable within {MAX_STORED_DEPTH} levels of nesting")
         if self._log is not None:
             try:
                 body = orjson.dumps(stored)

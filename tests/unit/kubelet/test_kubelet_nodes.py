@@ -1,5 +1,7 @@
 """Simulated node identities, Node and Lease objects, pod addresses and reported image names."""
 
+from typing import Any
+
 import pytest
 
 from kubeloop.kubelet.images import display_image, image_id, repository
@@ -83,3 +85,12 @@ def test_image_ids_are_stable_and_distinct() -> None:
     assert image_id("nginx:1.25") != image_id("nginx:1.26")
     assert image_id("nginx:1.25").startswith("nginx@sha256:")
     assert image_id("nginx@sha256:abc") == "nginx@sha256:abc"
+
+
+@pytest.mark.parametrize("previous", ["x", 5, ["x"], {"conditions": "x"}, {"conditions": [1, "a"]}])
+def test_node_status_replaces_a_stored_status_of_the_wrong_shape(previous: Any) -> None:
+    # Issue #18 item 2: a Node status of "x" made every heartbeat fail, for good.
+    node = sim_nodes(1)[0]
+    status = node_status(node, NodeShape(), T0, previous)
+    assert [c["type"] for c in status["conditions"]] == ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"]
+    assert status == node_status(node, NodeShape(), T0)

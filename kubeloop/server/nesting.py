@@ -1,0 +1,71 @@
+"""How deep a decoded document may nest, so that every object the server accepts can be served back.
+
+kube-apiserver's JSON decoder refuses documents nested deeper than 10,000 levels (Go's
+``encoding/json`` scanner, ``maxNestingDepth``; goyaml has the same bound for YAML). The embedded
+server cannot go that far: its walkers (typed decoding, patches, apply's field sets, the protobuf
+codec) recurse on Python's stack, and ``orjson`` refuses to encode more than 254 levels. An object
+accepted at 252 levels would be stored and then make every LIST of its type answer 500, since a
+list wraps each item two levels deeper.
+
+So a request body may nest at most :data:`MAX_DEPTH` containers (objects and arrays, the body
+itself included); the server answers anything deeper with a 400 before it looks at the content.
+:data:`MAX_STORED_DEPTH` is the bound the store itself enforces on what it keeps (patches can
+deepen an object beyond what their own body holds), leaving room for the list, watch-event and
+Table wrappers around an item.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+MAX_DEPTH = 100
+"""Containers a request body may nest (a Pod is about 10 deep, a deep CRD schema about 40)."""
+
+MAX_STORED_DEPTH = 200
+"""Containers a stored object may nest: its ``managedFields`` mirror the object a few levels
+deeper, and list, watch and Table wrappers add up to four more; ``orjson`` stops at 254."""
+
+
+def depth_exceeds(document: Any, limit: int) -> bool:
+    """Whether ``document`` nests more than ``limit`` containers (a scalar nests 0, ``{}`` 1).
+
+    Iterative, so a document of any depth is measured without touching the recursion limit.
+    """
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > limit:
+            return True
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
+ORJSON_MAX_DEPTH = 254
+"""The deepest document ``orjson.dumps`` encodes (it answers ``Recursion limit reached`` beyond)."""
+
+
+def encodes_within(document: Any, limit: int) -> bool:
+    """Whether ``document`` nests at most ``limit`` containers (``limit`` <= 254), at C speed.
+
+    ``orjson`` stops at :data:`ORJSON_MAX_DEPTH`: wrapping the document in ``254 - limit``
+    arrays makes it refuse exactly the documents deeper than ``limit``. About a tenth of the cost
+    of :func:`depth_exceeds`, for the store's check on every write.
+    """
+    wrapped: Any = document
+    for _ in range(ORJSON_MAX_DEPTH - limit):
+        wrapped = [wrapped]
+    try:
+        orjson.dumps(wrapped)
+    except orjson.JSONEncodeError:
+        return False
+    return True
