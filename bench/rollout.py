@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/rollout.py [--pods 2000] [--only cloneset-inplace,cloneset-recreate]
     .venv/bin/python bench/rollout.py --workload deployment [--pods 5000] [--split]
+    .venv/bin/python bench/rollout.py --workload deployment --pods 2000 --compare-identities 3
 
 CloneSet scenarios (issue 8): one process runs the embedded API server (in memory), the
 simulated kubelet (pods start and turn ready at once, container restarts and deletions take
@@ -49,6 +50,7 @@ from kubeloop.runtime.gcpolicy import use_cache_friendly_gc  # noqa: E402
 from kubeloop.runtime.manager import Manager, ManagerOptions  # noqa: E402
 from kubeloop.server.app import KubeServer, ServerConfig  # noqa: E402
 from kubeloop.testing.cluster import quick_kubelet_config  # noqa: E402
+from kubeloop.testing.identities import provision  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from rollout_roles import RoleProcess, bench_kubelet_config, request_counts  # noqa: E402
@@ -185,8 +187,14 @@ def main() -> None:
                         help="deployment workload: write a cProfile of the whole run to FILE")
     parser.add_argument("--split", action="store_true",
                         help="deployment workload: run the kubelet and the controllers in processes of their own")
+    parser.add_argument("--compare-identities", type=int, metavar="ROUNDS", default=0,
+                        help="deployment workload: alternate the administrator's credentials and the components' "
+                             "own service accounts (RBAC on every request), ROUNDS times each")
     args = parser.parse_args()
     use_cache_friendly_gc()  # as the kubeloop up and server commands do
+    if args.workload == "deployment" and args.compare_identities:
+        asyncio.run(compare_identities(args.pods or DEPLOYMENT_PODS, args.timeout, args.compare_identities))
+        return
     if args.workload == "deployment":
         run_deployment_workload(args.pods or DEPLOYMENT_PODS, args.timeout, args.profile, args.split)
         return
@@ -223,8 +231,9 @@ def bench_pod(index: int) -> Obj:
 def _deployment_done(pods: int, generation: int) -> Callable[[Obj], bool]:
     def check(d: Obj) -> bool:
         status = d.get("status") or {}
-        return (status.get("observedGeneration", 0) >= generation and status.get("replicas") == pods
-                and status.get("updatedReplicas") == pods and status.get("availableReplicas") == pods)
+        # Zero counters are left out of the status (omitempty), as kube-controller-manager writes it.
+        return (status.get("observedGeneration", 0) >= generation and status.get("replicas", 0) == pods
+                and status.get("updatedReplicas", 0) == pods and status.get("availableReplicas", 0) == pods)
     return check
 
 
@@ -253,13 +262,23 @@ async def _old_pods_gone(client: ApiClient, pods: int, timeout: float) -> None:
 class _InProcessRoles:
     """The kubelet and the controllers in this process (as ``kubeloop up`` runs them)."""
 
-    def __init__(self, server: KubeServer, pods: int) -> None:
-        self.server, self.pods = server, pods
+    def __init__(self, server: KubeServer, pods: int, identities: bool = False) -> None:
+        self.server, self.pods, self.identities = server, pods, identities
         self.metrics = (CountingRequestMetrics(), CountingRequestMetrics())
 
     async def start(self) -> None:
         controller_metrics, kubelet_metrics = self.metrics
         self.clients = (await _client(self.server, controller_metrics), await _client(self.server, kubelet_metrics))
+        if self.identities:
+            # As `kubeloop up`: service-account tokens bound to the declared rules, so every
+            # request of the controllers and the kubelet is authenticated and authorized by RBAC.
+            admin_clients = self.clients
+            controllers, kubelet = await provision(admin_clients[0], ["replicaset", "deployment"], kubelet=True)
+            assert kubelet is not None
+            self.clients = (ApiClient(dataclasses.replace(controllers, qps=0.0), metrics=controller_metrics),
+                            ApiClient(dataclasses.replace(kubelet, qps=0.0), metrics=kubelet_metrics))
+            for admin in admin_clients:
+                await admin.aclose()
         self.managers = (Manager(self.clients[0], ManagerOptions(name="bench-controllers")),
                          Manager(self.clients[1], ManagerOptions(name="bench-kubelet")))
         kubelet = Kubelet(self.clients[1], bench_kubelet_config(self.pods // PODS_PER_NODE + 1))
@@ -304,18 +323,21 @@ class _SplitRoles:
         await asyncio.gather(self.controllers.stop(), self.kubelet.stop())
 
 
-async def deployment_scale_and_roll(pods: int, timeout: float, split: bool = False) -> dict[str, Any]:
+async def deployment_scale_and_roll(pods: int, timeout: float, split: bool = False,
+                                    identities: bool = False) -> dict[str, Any]:
     """Create a Deployment at 0, scale it to ``pods``, then change its image; time both.
 
     ``split``: the kubelet and the controllers run in processes of their own, the API server
     (and this driver) in this one; CPU seconds are then the sum over the three processes.
+    ``identities``: in-process, the kubelet and the controllers talk as service accounts bound
+    to their declared rules (as ``kubeloop up`` runs them), not as the administrator.
     """
     with tempfile.TemporaryDirectory() as tmp:
         server = KubeServer(ServerConfig(data_dir=Path(tmp) / "data", port=0, memory=True))
         await server.start()
         user = await _client(server, CountingRequestMetrics())
         roles: _InProcessRoles | _SplitRoles = _SplitRoles(server, pods, Path(tmp)) if split \
-            else _InProcessRoles(server, pods)
+            else _InProcessRoles(server, pods, identities)
         try:
             await roles.start()
             await user.create(DEPLOYMENTS, deployment_manifest(0, "nginx:1.25"), namespace="default")
@@ -344,8 +366,8 @@ async def deployment_scale_and_roll(pods: int, timeout: float, split: bool = Fal
             await roles.stop()
             await user.aclose()
             await server.stop()
-    return {"pods": pods, "split": split, "scale_seconds": scaled_in, "rollout_seconds": rolled_in,
-            "drained_seconds": drained_in, "scale_cpu": scale_cpu, "roll_cpu": roll_cpu,
+    return {"pods": pods, "split": split, "identities": identities, "scale_seconds": scaled_in,
+            "rollout_seconds": rolled_in, "drained_seconds": drained_in, "scale_cpu": scale_cpu, "roll_cpu": roll_cpu,
             "scale_requests": scale_requests, "roll_requests": roll_requests}
 
 
@@ -405,6 +427,30 @@ async def run_deployment_scenarios(pods: int, timeout: float, split: bool) -> No
     floor = await api_write_floor(pods, 1)
     floor_concurrent = await api_write_floor(pods, FLOOR_CONCURRENCY)
     report_deployment(await deployment_scale_and_roll(pods, timeout, split), floor, floor_concurrent)
+
+
+async def compare_identities(pods: int, timeout: float, rounds: int) -> None:
+    """The in-process Deployment scenario as the administrator and with the components' own
+    service-account identities (RBAC on every request), alternating, ``rounds`` times each."""
+    rows: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
+    for _ in range(rounds):
+        for identities in (False, True):
+            rows[identities].append(await deployment_scale_and_roll(pods, timeout, identities=identities))
+
+    def median(values: list[float]) -> float:
+        ordered = sorted(values)
+        return ordered[len(ordered) // 2]
+
+    print(f"Deployment of {pods} pods, one process, {rounds} alternating rounds each (median):")
+    for identities, label in ((False, "administrator (system:masters)"), (True, "own service accounts + RBAC")):
+        runs = rows[identities]
+        print(f"  {label:32} scale {median([r['scale_seconds'] for r in runs]):6.1f}s "
+              f"{median([r['scale_cpu']['all'] for r in runs]):6.1f}s CPU; "
+              f"roll {median([r['rollout_seconds'] for r in runs]):6.1f}s "
+              f"{median([r['roll_cpu']['all'] for r in runs]):6.1f}s CPU")
+    for phase in ("scale_cpu", "roll_cpu"):
+        ratio = median([r[phase]["all"] for r in rows[True]]) / median([r[phase]["all"] for r in rows[False]])
+        print(f"  CPU with identities / without, {phase.split('_')[0]}: {ratio:.3f}")
 
 
 def run_deployment_workload(pods: int, timeout: float, profile: str | None, split: bool = False) -> None:
