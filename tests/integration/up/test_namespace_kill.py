@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,14 +12,6 @@ from kubernetes.client.rest import ApiException
 from process_harness import KubeloopProcess, free_port, wait_until
 
 OBJECTS = 300
-
-
-@pytest.fixture
-def processes() -> Iterator[list[KubeloopProcess]]:
-    started: list[KubeloopProcess] = []
-    yield started
-    for process in started:
-        process.close()
 
 
 def serve(processes: list[KubeloopProcess], data_dir: Path, port: int) -> client.ApiClient:

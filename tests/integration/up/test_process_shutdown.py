@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,6 @@ from process_harness import KubeloopProcess, free_port, wait_until
 
 STOP_WITHIN = 5.0
 QUICK = ("--pod-start-delay", "0.05", "--pod-ready-delay", "0.05", "--pod-termination-delay", "0.05")
-
-
-@pytest.fixture
-def processes() -> Iterator[list[KubeloopProcess]]:
-    started: list[KubeloopProcess] = []
-    yield started
-    for process in started:
-        process.close()
 
 
 def start(processes: list[KubeloopProcess], *args: str) -> KubeloopProcess:

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from kubernetes import client, config
 from process_harness import KubeloopProcess, free_port, wait_until
 
@@ -19,14 +17,6 @@ QUICK = ("--pod-start-delay", "0.2", "--pod-ready-delay", "0.2", "--pod-terminat
 REPLICAS = 6
 LABELS = {"app": "chaos"}
 CS_LABELS = {"app": "chaos-cs"}
-
-
-@pytest.fixture
-def processes() -> Iterator[list[KubeloopProcess]]:
-    started: list[KubeloopProcess] = []
-    yield started
-    for process in started:
-        process.close()
 
 
 def pod_template(labels: dict[str, str], image: str) -> dict[str, Any]:

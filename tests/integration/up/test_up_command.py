@@ -6,11 +6,9 @@ import signal
 import socket
 import ssl
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from kubernetes import client, config
 from process_harness import KubeloopProcess, free_port
 
@@ -25,14 +23,6 @@ def deployment(name: str, replicas: int) -> dict[str, Any]:
             "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
                      "template": {"metadata": {"labels": labels},
                                   "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}}}}
-
-
-@pytest.fixture
-def processes() -> Iterator[list[KubeloopProcess]]:
-    started: list[KubeloopProcess] = []
-    yield started
-    for process in started:
-        process.close()
 
 
 def api_for(kubeconfig: Path) -> client.ApiClient:
