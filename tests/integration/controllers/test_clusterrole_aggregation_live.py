@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller_kit import ControllerRunner, eventually
+from controller_kit import ControllerRunner
 
 from kubeloop.client import ApiClient, find_builtin
+from kubeloop.testing.polling import eventually
 
 CLUSTER_ROLES = find_builtin("clusterroles.rbac.authorization.k8s.io")
 WIDGETS = {"verbs": ["get", "list"], "apiGroups": ["example.com"], "resources": ["widgets"]}

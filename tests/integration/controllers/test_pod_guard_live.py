@@ -8,13 +8,14 @@ import asyncio
 from typing import Any
 
 import pytest
-from controller_kit import NAMESPACE, ControllerRunner, eventually, list_pods, pod_template
+from controller_kit import NAMESPACE, ControllerRunner, list_pods, pod_template
 
 from kubeloop.api import kruise
 from kubeloop.client import EVENTS, REPLICA_SETS, ApiClient
 from kubeloop.controllers.cloneset.control import CLONESETS
 from kubeloop.server.app import KubeServer
 from kubeloop.server.storage import ResourceType
+from kubeloop.testing.polling import eventually
 
 Obj = dict[str, Any]
 LABELS = {"app": "guarded"}

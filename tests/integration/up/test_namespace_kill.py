@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
-from process_harness import KubeloopProcess, free_port, wait_until
+from process_harness import KubeloopProcess, free_port
+
+from kubeloop.testing.polling import eventually_blocking
 
 OBJECTS = 300
 
@@ -50,5 +52,6 @@ def test_a_namespace_deletion_killed_mid_purge_resumes(tmp_path: Path, processes
                 return error.status == 404
             return False
 
-        wait_until(gone, timeout=60, message="the namespace to finish deleting after the restart")
+        eventually_blocking(gone, timeout=60, what="the namespace to finish deleting after the restart",
+                            interval=0.1, retry_on=(Exception,))
         assert core.list_namespaced_config_map("team").items == []

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 from kubernetes import client, config
-from process_harness import KubeloopProcess, free_port, wait_until
+from process_harness import KubeloopProcess, free_port
+
+from kubeloop.testing.polling import eventually_blocking
 
 STOP_WITHIN = 5.0
 QUICK = ("--pod-start-delay", "0.05", "--pod-ready-delay", "0.05", "--pod-termination-delay", "0.05")
@@ -52,8 +54,8 @@ def test_sigterm_stops_kubelet_and_controllers_within_5s(tmp_path: Path, process
             "spec": {"replicas": 40, "selector": {"matchLabels": labels}, "template": {
                 "metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}})
         # Stop mid-rollout: some pods ready, more on their way.
-        wait_until(lambda: (apps.read_namespaced_deployment("web", "default").status.ready_replicas or 0) >= 5,
-                   timeout=120, message="pods becoming ready")
+        eventually_blocking(lambda: (apps.read_namespaced_deployment("web", "default").status.ready_replicas or 0) >= 5,
+                            timeout=120, what="pods becoming ready", interval=0.1, retry_on=(Exception,))
     if server_state == "down":
         server.signal(signal.SIGKILL, timeout=10)
     for process in (kubelet, controllers):

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client, config
-from process_harness import KubeloopProcess, free_port, wait_until
+from process_harness import KubeloopProcess, free_port
+
+from kubeloop.testing.polling import eventually_blocking
 
 QUICK = ("--pod-start-delay", "0.2", "--pod-ready-delay", "0.2", "--pod-termination-delay", "0.2")
 REPLICAS = 6
@@ -64,7 +66,8 @@ def test_rollouts_complete_through_kill_9_of_every_process(tmp_path: Path, proce
                 and cs_status.get("observedGeneration") == cloneset["metadata"]["generation"]
                 and (cs_status.get("updatedReadyReplicas"), cs_status.get("replicas")) == (REPLICAS, REPLICAS))
 
-    wait_until(lambda: settled("app:1"), timeout=120, message="the first revision to be ready")
+    eventually_blocking(lambda: settled("app:1"), timeout=120, what="the first revision to be ready",
+                        interval=0.1, retry_on=(Exception,))
     apps.patch_namespaced_deployment("chaos", "default", {"spec": {"template": pod_template(LABELS, "app:2")}})
     custom.patch_namespaced_custom_object("apps.kruise.io", "v1alpha1", "default", "clonesets", "chaos-cs",
                                           {"spec": {"template": pod_template(CS_LABELS, "app:2")}})
@@ -72,7 +75,8 @@ def test_rollouts_complete_through_kill_9_of_every_process(tmp_path: Path, proce
         time.sleep(0.5)  # mid-rollout
         running[victim].signal(signal.SIGKILL, timeout=10)
         start(victim)
-    wait_until(lambda: settled("app:2"), timeout=180, message="both rollouts to complete after the kills")
+    eventually_blocking(lambda: settled("app:2"), timeout=180, what="both rollouts to complete after the kills",
+                        interval=0.1, retry_on=(Exception,))
     for labels in (LABELS, CS_LABELS):
         selector = ",".join(f"{k}={v}" for k, v in labels.items())
 
@@ -82,5 +86,6 @@ def test_rollouts_complete_through_kill_9_of_every_process(tmp_path: Path, proce
             return len(live) == REPLICAS and all(p.metadata.owner_references for p in live) and all(
                 c.image == "app:2" for p in live for c in p.spec.containers)
 
-        wait_until(exact, timeout=60, message=f"exactly {REPLICAS} owned pods of the new revision ({selector})")
+        eventually_blocking(exact, timeout=60, what=f"exactly {REPLICAS} owned pods of the new revision ({selector})",
+                            interval=0.1, retry_on=(Exception,))
     api.close()
