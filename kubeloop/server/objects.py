@@ -218,6 +218,11 @@ def create_steps(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: bool
             meta["managedFields"] = entries
     yield Validating(obj, None)
     if dry_run:
+        # Upstream's dry run goes through the store's create checks too: a taken name is 409.
+        if state.storage.get(info.resource_type, meta.get("namespace") or "", name) is not None:
+            if generated:
+                raise generate_name_conflict_error(info.resource, info.group, name)
+            raise already_exists_error(info.resource, info.group, name)
         return obj
     try:
         stored = state.storage.create(info.resource_type, obj)
@@ -367,7 +372,8 @@ def _pod_grace(current: Obj, options: DeleteOptions) -> int:
     if grace is None:
         configured = spec.get("terminationGracePeriodSeconds")
         grace = configured if isinstance(configured, int) else _DEFAULT_POD_GRACE
-    phase = (current.get("status") or {}).get("phase")
+    status = current.get("status")
+    phase = status.get("phase") if isinstance(status, dict) else None
     if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
         return 0
     return 1 if grace < 0 else grace

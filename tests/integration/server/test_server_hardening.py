@@ -315,3 +315,34 @@ def test_unparseable_requests_get_a_status_and_no_traceback(server: ServerThread
     # CONNECT parses, and is refused by the server itself (anonymous: 403); the rest by the parser.
     assert status == (403 if request_bytes.startswith(b"CONNECT") else 400)
     assert not [record for record in caplog.records if record.levelno >= 40]
+
+
+def test_a_dry_run_create_of_a_taken_name_is_409(server: ServerThread) -> None:
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "taken"}}
+    assert call(server, "POST", CONFIGMAPS, body)[0] == 201
+    status, answer = call(server, "POST", CONFIGMAPS + "?dryRun=All", body)
+    assert status == 409
+    assert orjson.loads(answer)["message"] == 'configmaps "taken" already exists'
+    assert call(server, "POST", CONFIGMAPS + "?dryRun=All", {**body, "metadata": {"name": "free"}})[0] == 201
+    assert call(server, "GET", CONFIGMAPS + "/free")[0] == 404
+
+
+def test_deleting_a_stored_pod_with_a_bad_status_shape_is_no_500(server: ServerThread) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}], "nodeName": "n1"}}
+    assert call(server, "POST", "/api/v1/namespaces/default/pods", pod)[0] == 201
+
+    def corrupt() -> None:
+        # Written around admission, as an older server (or a hand-edited database) could have.
+        state = server.server.state
+        assert state is not None
+        info = state.registry.lookup("", "v1", "pods")
+        assert info is not None
+        stored = state.storage.get(info.resource_type, "default", "odd")
+        assert stored is not None
+        state.storage.update(info.resource_type, {**stored, "status": "x"},
+                             expected_rv=int(stored["metadata"]["resourceVersion"]))
+
+    server.run(corrupt)
+    status, _ = call(server, "DELETE", "/api/v1/namespaces/default/pods/odd")
+    assert status == 200
