@@ -60,7 +60,7 @@ async def _up(data_dir: Path, host: str, port: int, memory: bool, nodes: int, po
     cluster = EmbeddedCluster(ClusterConfig(data_dir=data_dir, host=host, port=port, memory=memory, kubelet=kubelet,
                                             controllers=names, health_port=health_port,
                                             feature_gates=feature_gates or None, client_cert=client_cert,
-                                            authorization_mode=authorization_mode))
+                                            authorization_mode=authorization_mode, component_identities=True))
     with stop_on_signals() as stop:
         stop_dashboard: Callable[[], Awaitable[None]] | None = None
         try:

@@ -83,10 +83,10 @@ class ClusterConfig:
     feature_gates: Mapping[str, bool] | None = None
     """Controller feature gates by upstream name (``{"CloneSetShortHash": True}``, ``AllAlpha``
     too); ``None`` keeps upstream's defaults. Unknown names make ``start`` raise ValueError."""
-    component_identities: bool = True
+    component_identities: bool = False
     """The controllers and the kubelet talk as service accounts of their own, bound to the rules
-    they declare (:mod:`kubeloop.testing.identities`); False gives them the administrator's
-    credentials."""
+    they declare (:mod:`kubeloop.testing.identities`), as ``kubeloop up`` runs them; False (the
+    test fixture's default) gives them the administrator's credentials."""
     authorization_mode: str = "RBAC"
     """The API server's ``--authorization-mode`` (``RBAC`` or ``AlwaysAllow``)."""
 
