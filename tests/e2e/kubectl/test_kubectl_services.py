@@ -15,6 +15,7 @@ from kubectl_runner import KubectlBuild, KubectlRunner, kubectl_builds
 from kubeloop.client import DEPLOYMENTS, ENDPOINTS, NAMESPACES
 from kubeloop.controllers.endpointslice.controller import ENDPOINT_SLICES
 from kubeloop.testing.cluster import ClusterConfig, EmbeddedCluster, quick_kubelet_config
+from kubeloop.testing.polling import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -69,7 +70,13 @@ async def test_expose_lists_the_deployment_pods_as_endpoints(kubectl: KubectlRun
         return len(found) == 1 and len(ready_ips(found[0])) == 3
 
     await cluster.wait_until(three_ready)
-    slices = (await client.list(ENDPOINT_SLICES, namespace=ns))["items"]
+
+    async def three_in_slices() -> list[Obj] | None:
+        # Endpoints and EndpointSlices are written by two controllers: each in its own time.
+        found: list[Obj] = (await client.list(ENDPOINT_SLICES, namespace=ns))["items"]
+        return found if [len(s.get("endpoints") or []) for s in found] == [3] else None
+
+    slices = await eventually(three_in_slices, timeout=30, what="three endpoints in one EndpointSlice")
     assert [len(s["endpoints"]) for s in slices] == [3]
     assert all(e["conditions"] == {"ready": True, "serving": True, "terminating": False}
                for e in slices[0]["endpoints"])

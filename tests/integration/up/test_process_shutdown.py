@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes import client, config
 from process_harness import KubeloopProcess, free_port
 
@@ -65,13 +66,26 @@ def test_sigterm_stops_kubelet_and_controllers_within_5s(tmp_path: Path, process
 
 
 def test_sigterm_stops_a_kubelet_whose_caches_never_sync(tmp_path: Path, processes: list[KubeloopProcess]) -> None:
-    # The server is gone before the kubelet starts: it waits for caches (120 s) and must still
-    # honour SIGTERM at once rather than when that wait times out.
+    # The kubelet reaches the server but may list nothing (an identity without RBAC rules), so
+    # its caches never sync: it waits for them (120 s) and must still honour SIGTERM at once.
+    # (A server that cannot be reached at all is refused before anything starts.)
     data_dir = tmp_path / "data"
     server = start(processes, "server", "--data-dir", str(data_dir), "--port", str(free_port()), "--memory")
     server.wait_for_line("listening")
-    server.signal(signal.SIGKILL, timeout=10)
-    kubelet = start(processes, "kubelet", "--kubeconfig", str(data_dir / "kubeconfig"), "--nodes", "1")
+    api = config.new_client_from_config(config_file=str(data_dir / "kubeconfig"))
+    try:
+        core = client.CoreV1Api(api)
+        core.create_namespaced_service_account("default", {"metadata": {"name": "nobody"}})
+        token = core.create_namespaced_service_account_token(
+            "nobody", "default", {"spec": {"expirationSeconds": 3600}}).status.token
+    finally:
+        api.close()
+    kubeconfig = yaml.safe_load((data_dir / "kubeconfig").read_text())
+    for entry in kubeconfig["users"]:
+        entry["user"] = {"token": token}
+    nobody = tmp_path / "nobody.kubeconfig"
+    nobody.write_text(yaml.safe_dump(kubeconfig))
+    kubelet = start(processes, "kubelet", "--kubeconfig", str(nobody), "--nodes", "1")
     kubelet.wait_for_line("list/watch failed")
     assert stop_and_time(kubelet) < STOP_WITHIN
     assert "kubeloop kubelet running" not in "\n".join(kubelet.all_output())
