@@ -121,8 +121,12 @@ class EmbeddedCluster:
                     self._client, names, kubelet=self.config.kubelet is not None,
                     lease_namespace=options.lease_namespace)
                 kubelet_config = provisioned or kubeconfig
-            self._controllers_client = ApiClient(controllers_config)
-            self._manager = Manager(self._controllers_client, options)
+            # Without identities of their own the controllers share the administrator's client
+            # with the caller, as before identities existed (see docs/decisions.md, component
+            # identities, for the CloneSet race a separate client's timing exposes).
+            if self.config.component_identities:
+                self._controllers_client = ApiClient(controllers_config)
+            self._manager = Manager(self._controllers_client or self._client, options)
             if self.config.kubelet is not None:
                 # The kubelet writes through a client of its own, as it would from its own
                 # process: its requests do not eat into the controllers' rate limit.
