@@ -7,11 +7,14 @@ codec) recurse on Python's stack, and ``orjson`` refuses to encode more than 254
 accepted at 252 levels would be stored and then make every LIST of its type answer 500, since a
 list wraps each item two levels deeper.
 
-So a request body may nest at most :data:`MAX_DEPTH` containers (objects and arrays, the body
-itself included); the server answers anything deeper with a 400 before it looks at the content.
-:data:`MAX_STORED_DEPTH` is the bound the store itself enforces on what it keeps (patches can
-deepen an object beyond what their own body holds), leaving room for the list, watch-event and
-Table wrappers around an item.
+So an object may nest at most :data:`MAX_DEPTH` containers (objects and arrays, the object
+itself included), with ``metadata.managedFields`` measured apart (:func:`object_too_deep`): the
+field sets mirror the object a few levels deeper, and an object read back, managed fields and all,
+must be accepted when it is written again. The one bound holds for request bodies (a 400 before
+the content is looked at) and for the results of patches (a 422 on ``patch``, as upstream words
+a patched object that fails to decode), so nothing a client can store is refused when sent back.
+:data:`MAX_STORED_DEPTH` is the store's own backstop on what it keeps, leaving room for the list,
+watch-event and Table wrappers around an item.
 """
 
 from __future__ import annotations
@@ -26,6 +29,30 @@ MAX_DEPTH = 100
 MAX_STORED_DEPTH = 200
 """Containers a stored object may nest: its ``managedFields`` mirror the object a few levels
 deeper, and list, watch and Table wrappers add up to four more; ``orjson`` stops at 254."""
+
+
+MANAGED_FIELDS_DEPTH = 4
+"""How much deeper than the object itself its ``managedFields`` may nest, measured as a document
+of their own: the list and an entry are two levels, ``fieldsV1`` mirrors the object from its root
+(one level), and a field set marks a leaf with ``{}`` (one more)."""
+
+MAX_COMPOSED_DEPTH = MAX_DEPTH + MANAGED_FIELDS_DEPTH + 3
+"""The deepest a YAML body may nest while it is composed (a guard for the composer's recursion):
+``metadata.managedFields`` sits three levels below the object, and its own bound is
+``MAX_DEPTH + MANAGED_FIELDS_DEPTH``. :func:`object_too_deep` then measures exactly."""
+
+
+def object_too_deep(document: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether an object (or any body) nests deeper than the server accepts: more than ``limit``
+    containers apart from ``metadata.managedFields``, or managed fields nesting more than
+    ``limit + MANAGED_FIELDS_DEPTH`` on their own."""
+    metadata = document.get("metadata") if isinstance(document, dict) else None
+    managed = metadata.get("managedFields") if isinstance(metadata, dict) else None
+    if not isinstance(managed, list):
+        return depth_exceeds(document, limit)
+    assert isinstance(metadata, dict)
+    rest = {**document, "metadata": {key: value for key, value in metadata.items() if key != "managedFields"}}
+    return depth_exceeds(rest, limit) or depth_exceeds(managed, limit + MANAGED_FIELDS_DEPTH)
 
 
 def depth_exceeds(document: Any, limit: int) -> bool:

@@ -23,7 +23,7 @@ from kubeloop.api.status import (
     unsupported_media_type_error,
 )
 from kubeloop.server.codec.bodies import decode_protobuf_body
-from kubeloop.server.nesting import MAX_DEPTH, depth_exceeds
+from kubeloop.server.nesting import MAX_DEPTH, object_too_deep
 from kubeloop.server.yaml_body import YamlBodyError, load_yaml
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -113,7 +113,7 @@ def decode_document(raw: bytes, content_type: str | None, *, into: tuple[str, st
 
 def _bounded(doc: Any, prefix: str) -> Any:
     """``doc`` unless it nests deeper than the server serves back (see :mod:`kubeloop.server.nesting`)."""
-    if depth_exceeds(doc, MAX_DEPTH):
+    if object_too_deep(doc):
         raise bad_request_error(f"{prefix}: exceeded max depth of {MAX_DEPTH}")
     return doc
 
@@ -131,7 +131,7 @@ def decode_yaml(raw: bytes) -> Any:
         doc = load_yaml(raw)
     except YamlBodyError as exc:
         raise bad_request_error(f"error decoding YAML body: {exc}") from None
-    return _bounded(doc, "error decoding YAML body")
+    return _bounded(doc, "error decoding YAML body: yaml")
 
 
 def require_object(doc: Any) -> dict[str, Any]:

@@ -4,8 +4,9 @@ kube-apiserver reads YAML with ``sigs.k8s.io/yaml`` (goyaml v2 underneath, then 
 decoder refuses what would let a small body grow into a huge object. :func:`load_yaml` keeps the
 same promises on top of PyYAML's pure-Python loader:
 
-- nesting deeper than :data:`kubeloop.server.nesting.MAX_DEPTH` is refused while composing, so a
-  body of 600 ``[`` never reaches Python's recursion limit (goyaml: ``exceeded max depth``);
+- nesting deeper than :data:`kubeloop.server.nesting.MAX_COMPOSED_DEPTH` is refused while
+  composing, so a body of 600 ``[`` never reaches Python's recursion limit (goyaml: ``exceeded
+  max depth``); the caller then holds the document to the server's exact bound;
 - aliases may not multiply the document: once expanded, more than 100 nodes reached through
   aliases, in a document of more than 1,000, may make up at most the share goyaml's
   ``allowedAliasRatio`` (``yaml.v2`` ``decode.go``) allows, else the body is refused with its
@@ -30,7 +31,7 @@ import orjson
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from kubeloop.server.nesting import MAX_DEPTH
+from kubeloop.server.nesting import MAX_COMPOSED_DEPTH, MAX_DEPTH
 
 _ALIAS_LOW, _ALIAS_HIGH = 400_000, 4_000_000
 """goyaml's ``alias_ratio_range_low`` / ``_high``: the allowed share falls from 0.99 to 0.10."""
@@ -63,7 +64,7 @@ class _Loader(yaml.SafeLoader):
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         self._depth += 1
-        if self._depth > MAX_DEPTH:
+        if self._depth > MAX_COMPOSED_DEPTH:
             raise YamlBodyError(f"yaml: exceeded max depth of {MAX_DEPTH}")
         try:
             return super().compose_node(parent, index)

@@ -13,9 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from aiohttp import web
 
-from kubeloop.api.status import ApiError, bad_request_error, not_found_error, unsupported_media_type_error
+from kubeloop.api.status import (
+    ApiError,
+    bad_request_error,
+    invalid,
+    invalid_error,
+    not_found_error,
+    unsupported_media_type_error,
+)
 from kubeloop.server.apply import (
     APPLY,
     ApplyConflicts,
@@ -39,6 +47,7 @@ from kubeloop.server.handlers.scale import apply_scale, scale_of
 from kubeloop.server.handlers.write import admit_scale, check_identity
 from kubeloop.server.kinds.decode import APPLY as APPLY_CONFIGURATION
 from kubeloop.server.kinds.decode import PATCH, omit_empty
+from kubeloop.server.nesting import MAX_DEPTH, object_too_deep
 from kubeloop.server.objects import STATUS_LIKE, create_steps, shape_of, update_steps
 from kubeloop.server.patch import (
     PatchError,
@@ -145,6 +154,8 @@ async def _patch_once(state: ServerState, request: web.Request, target: Target, 
     patched = apply_patch(info, patch_type, copy_object(_patch_base(info, current)), patch)
     if not isinstance(patched, dict):
         raise bad_request_error("the patched object must be a JSON object")
+    if object_too_deep(patched):
+        raise too_deep_patch_result(patched)
     check_type(info, patched, api_version=current.get("apiVersion") if info.custom is not None else None)
     metadata_of(patched)
     warnings = decode_typed(info, patched, request, source=PATCH)
@@ -156,6 +167,17 @@ async def _patch_once(state: ServerState, request: web.Request, target: Target, 
                                               current, status=target.subresource in STATUS_LIKE, dry_run=dry_run,
                                               manager=manager), call)
     return output.answer(present(info, updated), 200, warnings + (call.warnings if call else []))
+
+
+def too_deep_patch_result(patched: Obj) -> ApiError:
+    """A patch that would nest the object deeper than a body may (see :mod:`kubeloop.server.nesting`):
+    refused as upstream's ``patch.go`` refuses a patched object that fails to decode, a 422 on the
+    field ``patch`` showing the patched document."""
+    try:
+        shown = orjson.dumps(patched).decode(errors="replace")
+    except orjson.JSONEncodeError:
+        shown = "<the patched object>"
+    return invalid_error("", "", "", [invalid("patch", shown, f"exceeded max depth of {MAX_DEPTH}")])
 
 
 def _patch_base(info: ResourceInfo, current: Obj) -> Obj:

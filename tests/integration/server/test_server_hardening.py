@@ -14,10 +14,11 @@ from typing import Any
 
 import orjson
 import pytest
+import yaml
 from server_harness import ServerThread, raw_request
 
 from kubeloop.server.app import ServerConfig
-from kubeloop.server.nesting import MAX_DEPTH, MAX_STORED_DEPTH
+from kubeloop.server.nesting import MAX_DEPTH, depth_exceeds
 
 JSON = "application/json"
 JSON_PATCH = "application/json-patch+json"
@@ -115,23 +116,49 @@ def test_deeper_bodies_are_400_and_nothing_is_stored(server: ServerThread, blobs
     assert call(server, "GET", blobs)[0] == 200
 
 
-def test_patches_cannot_grow_an_object_past_what_the_store_serves(server: ServerThread, blobs: str) -> None:
-    # A JSON patch's path is a string: each one can add a body's depth below the last.
+def put_back(server: ServerThread, url: str, content_type: str = JSON) -> tuple[int, bytes]:
+    """PUT an object as it was read, managed fields and all (as ``kubectl replace`` does)."""
+    status, answer = call(server, "GET", url)
+    assert status == 200, answer
+    body = orjson.loads(answer)
+    raw = orjson.dumps(body) if content_type == JSON else yaml.safe_dump(body).encode()
+    return call(server, "PUT", url, raw, content_type)
+
+
+def test_patches_cannot_grow_an_object_past_what_a_body_may_hold(server: ServerThread, blobs: str) -> None:
+    # A JSON patch's path is a string: each one can add a body's depth below the last. One bound
+    # holds for bodies and patch results, so whatever a patch stored can be written back whole.
+    url = blobs + "/growing"
     assert call(server, "POST", blobs, blob("growing", nested(MAX_DEPTH - 10)))[0] == 201
-    depth, refused = MAX_DEPTH - 10, 0
-    for _ in range(4):
-        path = "/spec" + "/a" * (depth - 2)
-        status, answer = call(server, "PATCH", blobs + "/growing",
-                              [{"op": "add", "path": path + "/b", "value": nested(MAX_DEPTH - 10)}], JSON_PATCH)
-        if depth + MAX_DEPTH < MAX_STORED_DEPTH:
-            assert status == 200, answer
-            depth += MAX_DEPTH - 10
-        else:
-            assert 400 <= status < 500, answer
-            refused += 1
-        assert readers_answer(server, blobs) == [200, 200, 200]
-    assert refused
-    assert call(server, "DELETE", blobs + "/growing")[0] == 200
+    deepest = "/spec" + "/a" * (MAX_DEPTH - 12)
+    status, answer = call(server, "PATCH", url, [{"op": "add", "path": deepest + "/b", "value": nested(11)}],
+                          JSON_PATCH)
+    assert status == 422, answer
+    refusal = orjson.loads(answer)
+    assert refusal["reason"] == "Invalid"
+    assert refusal["details"]["causes"][0]["field"] == "patch"
+    assert f"exceeded max depth of {MAX_DEPTH}" in refusal["message"]
+    status, answer = call(server, "PATCH", url, [{"op": "add", "path": deepest + "/b", "value": nested(10)}],
+                          JSON_PATCH)
+    assert status == 200, answer
+    assert readers_answer(server, blobs) == [200, 200, 200]
+    for content_type in (JSON, "application/yaml"):
+        status, answer = put_back(server, url, content_type)
+        assert status == 200, answer
+    assert call(server, "DELETE", url)[0] == 200
+
+
+def test_an_object_at_the_limit_with_its_managed_fields_can_be_sent_back(server: ServerThread, blobs: str) -> None:
+    # Managed fields mirror the object a few levels deeper: they are measured apart.
+    url = blobs + "/managed"
+    status, answer = call(server, "POST", blobs + "?fieldManager=deep", blob("managed", nested(MAX_DEPTH - 1)))
+    assert status == 201, answer
+    managed = orjson.loads(answer)["metadata"]["managedFields"]
+    assert depth_exceeds(managed, MAX_DEPTH - 1)
+    for content_type in (JSON, "application/yaml"):
+        status, answer = put_back(server, url, content_type)
+        assert status == 200, answer
+    assert call(server, "DELETE", url)[0] == 200
 
 
 def test_a_yaml_alias_bomb_is_400(server: ServerThread) -> None:

@@ -8,7 +8,14 @@ import orjson
 import pytest
 
 from kubeloop.api.status import ApiError
-from kubeloop.server.nesting import MAX_DEPTH, ORJSON_MAX_DEPTH, depth_exceeds, encodes_within
+from kubeloop.server.nesting import (
+    MANAGED_FIELDS_DEPTH,
+    MAX_DEPTH,
+    ORJSON_MAX_DEPTH,
+    depth_exceeds,
+    encodes_within,
+    object_too_deep,
+)
 from kubeloop.server.requests import decode_document
 from kubeloop.server.yaml_body import YamlBodyError, allowed_alias_ratio, excessive_aliasing, load_yaml
 
@@ -116,3 +123,26 @@ def test_yaml_only_values_become_what_goyaml_gives(text: bytes, expected: Any) -
 def test_more_than_one_document_is_refused() -> None:
     with pytest.raises(YamlBodyError, match="single document"):
         load_yaml(b"a: 1\n---\nb: 2\n")
+
+
+def _with_managed(spec_depth: int, managed_depth: int) -> dict[str, Any]:
+    """An object whose ``spec`` nests ``spec_depth`` and whose managed fields, as a document of
+    their own, nest ``managed_depth`` containers."""
+    return {"metadata": {"name": "x", "managedFields": [nested(managed_depth - 1)]}, "spec": nested(spec_depth)}
+
+
+@pytest.mark.parametrize(("spec_depth", "managed_depth", "too_deep"), [
+    (MAX_DEPTH - 1, MAX_DEPTH + MANAGED_FIELDS_DEPTH, False),
+    (MAX_DEPTH, MAX_DEPTH, True),
+    (MAX_DEPTH - 1, MAX_DEPTH + MANAGED_FIELDS_DEPTH + 1, True),
+    (10, MAX_DEPTH + MANAGED_FIELDS_DEPTH, False),
+])
+def test_managed_fields_are_measured_apart(spec_depth: int, managed_depth: int, too_deep: bool) -> None:
+    document = _with_managed(spec_depth, managed_depth)
+    assert isinstance(document["metadata"]["managedFields"], list)
+    assert object_too_deep(document) is too_deep
+    if not too_deep:
+        assert decode_document(orjson.dumps(document), "application/json") == document
+    # Without the managed fields only the rest counts.
+    del document["metadata"]["managedFields"]
+    assert object_too_deep(document) is (spec_depth + 1 > MAX_DEPTH)
