@@ -2,8 +2,7 @@
 
 kube-apiserver applies ``application/json-patch+json`` with evanphx/json-patch v4, whose
 behaviour differs from a strict RFC 6902 reading in ways clients can observe, so this module
-follows the library rather than the RFC (the pinned Python ``jsonpatch`` package follows the
-RFC, which is why it is not used):
+follows the library rather than the RFC (which is why no RFC 6902 package is used):
 
 * ``add`` needs the parent container; it cannot target the root (``""``);
 * ``replace`` of a missing object member adds it (arrays still need the index);
