@@ -91,6 +91,8 @@ class WebhookServer:
         try:
             pods = await self._read_pods(pods_to_read(route, request))
         except ApiException as error:
+            # Not a verdict on the object: the webhook could not look (kruise answers Errored(500)).
+            log.warning("reading the pods named by %s failed: %s", route.path, error)
             return review(errored(500, str(error)), uid)
         return review(admit(route, request, lambda namespace, name: pods.get((namespace, name))), uid)
 

@@ -203,3 +203,18 @@ async def test_pod_barrier_env_is_the_servers(client: ApiClient, body: Obj) -> N
     assert [[e for e in c.get("env", []) if e["name"] == barrier] for c in mutated["spec"]["containers"]] == [
         [e for e in c.get("env", []) if e["name"] == barrier] for c in stored["spec"]["containers"]]
     assert any(c.get("env") for c in mutated["spec"]["containers"])
+
+
+async def test_a_server_without_kruise_admission_leaves_all_this_to_the_webhook(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    server = KubeServer(ServerConfig(data_dir=tmp_path_factory.mktemp("bare"), port=0, memory=True,
+                                     kruise_admission=False))
+    await server.start()
+    try:
+        async with ApiClient(load_kubeconfig(str(server.kubeconfig_path))) as bare:
+            stored = await bare.create(CLONESETS, cloneset("bare", replicas=-1), namespace=NAMESPACE, dry_run=True)
+            assert stored["spec"]["replicas"] == -1 and "updateStrategy" not in stored["spec"]
+            made = await bare.create(PODS, copy.deepcopy(POD_CASES["ordered"]), namespace=NAMESPACE, dry_run=True)
+            assert all("env" not in c for c in made["spec"]["containers"])
+    finally:
+        await server.stop()
