@@ -6,8 +6,9 @@ As OpenKruise's webhook controller (kruise ``pkg/webhook/util/controller/webhook
 * the Secret :data:`CERT_SECRET` in the install namespace is read; when missing it is created
   with a new CA and serving certificate, and when another replica created it first (409
   AlreadyExists) it is read again; when what it holds is not valid (see
-  :func:`kubeloop.webhook.certificates.is_valid`) it is replaced by an update preconditioned on
-  the resourceVersion read (a 409 Conflict means another replica renewed it: read it again);
+  :func:`kubeloop.webhook.certificates.is_valid`; an empty Secret shipped with the manifests, as
+  OpenKruise's chart does, is not) its data is replaced by an update preconditioned on the
+  resourceVersion read (a 409 Conflict means another writer got there first: read it again);
 * every webhook of both configurations gets the CA as ``caBundle``; a configuration is written
   (PUT, on the resourceVersion read) only when some webhook's bundle differs.
 
@@ -54,10 +55,15 @@ CONFIGURATIONS = ((MUTATING, MUTATING_CONFIGURATION), (VALIDATING, VALIDATING_CO
 _ATTEMPTS = 5
 
 
-def _secret(namespace: str, artifacts: Artifacts, resource_version: str | None = None) -> dict[str, Any]:
+def _secret(namespace: str, artifacts: Artifacts, current: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Secret to write; replacing ``current``, its resourceVersion (the precondition), labels
+    and annotations are kept (kruise drops them: an installer's labels or kubectl's
+    last-applied annotation on an empty Secret shipped with the manifests would be lost)."""
     metadata: dict[str, Any] = {"name": CERT_SECRET, "namespace": namespace}
-    if resource_version:
-        metadata["resourceVersion"] = resource_version
+    old = (current or {}).get("metadata") or {}
+    for field in ("resourceVersion", "labels", "annotations"):
+        if old.get(field):
+            metadata[field] = old[field]
     return {"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "type": "Opaque",
             "data": certificates.to_secret_data(artifacts)}
 
@@ -81,9 +87,8 @@ async def ensure_certificate(client: ApiClient, namespace: str, clock: Clock = _
         if held is not None and certificates.is_valid(held, names, clock()):
             return held
         artifacts = certificates.issue(names, clock(), held)
-        version = str((secret.get("metadata") or {}).get("resourceVersion") or "")
         try:
-            await client.update(SECRETS, _secret(namespace, artifacts, version), namespace=namespace)
+            await client.update(SECRETS, _secret(namespace, artifacts, secret), namespace=namespace)
         except Conflict:
             log.info("secret %s/%s changed while being renewed; reading it again", namespace, CERT_SECRET)
             continue
