@@ -193,6 +193,13 @@ async def test_ordered_pod_gets_one_barrier_env_per_container(setup: Setup, webh
     assert envs == [[{"name": kruise.CONTAINER_BARRIER_ENV,
                       "valueFrom": {"configMapKeyRef": {"name": "ordered-barrier", "key": f"p_{priority}"}}}]
                     for priority in (0, -1)]
+    # A pod with only generateName is named by the webhook, and keeps that name: its barrier's.
+    del pod["metadata"]["name"]
+    pod["metadata"]["generateName"] = "drawn-"
+    stored = await setup.admin.create(PODS, pod, namespace="default")
+    barrier = stored["spec"]["containers"][1]["env"][0]["valueFrom"]["configMapKeyRef"]
+    name = stored["metadata"]["name"]
+    assert name.startswith("drawn-") and barrier["name"] == f"{name}-barrier"
 
 
 async def _get(setup: Setup, path: str) -> str:
