@@ -123,9 +123,9 @@ async def setup(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Setup
         await server.stop()
 
 
-def start(setup: Setup) -> KubeloopProcess:
+def start(setup: Setup, *extra: str) -> KubeloopProcess:
     return KubeloopProcess("webhook", "--kubeconfig", str(setup.kubeconfig), "--namespace", NAMESPACE,
-                           "--port", str(setup.port), "--cert-dir", str(setup.cert_dir))
+                           "--port", str(setup.port), "--cert-dir", str(setup.cert_dir), *extra)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -236,11 +236,21 @@ async def test_sigterm_stops_cleanly_and_a_restart_keeps_secret_and_bundles(setu
     assert "kubeloop webhook stopped" in output[-1]
     # Zero RBAC denials: nothing the process did was refused.
     assert not [line for line in output if "403" in line or "orbidden" in line], output
-    again = start(setup)
+    again = start(setup, "--resync-period", "0.2")
     try:
         await asyncio.to_thread(again.wait_for_line, "kubeloop webhook serving on port", 60)
         assert await current() == before
         stored = await setup.admin.create(CLONESETS, cloneset("after-restart"), namespace="default")
         assert stored["spec"]["replicas"] == 1
+        # A configuration re-applied without its caBundle gets it back at the next check.
+        configuration = await setup.admin.get(MUTATING, MUTATING_CONFIGURATION)
+        bundle = configuration["webhooks"][0]["clientConfig"].pop("caBundle")
+        await setup.admin.update(MUTATING, configuration)
+        for _ in range(100):
+            configuration = await setup.admin.get(MUTATING, MUTATING_CONFIGURATION)
+            if configuration["webhooks"][0]["clientConfig"].get("caBundle") == bundle:
+                break
+            await asyncio.sleep(0.1)
+        assert configuration["webhooks"][0]["clientConfig"].get("caBundle") == bundle
     finally:
         again.close()
