@@ -53,11 +53,15 @@ async def _serve(config: ServerConfig) -> None:
                    "instead of the bearer token, as kind does.")
 @click.option("--authorization-mode", type=click.Choice(AUTHORIZATION_MODES), default="RBAC", show_default=True,
               help="How requests of users outside system:masters are authorized.")
+@click.option("--kruise-admission/--no-kruise-admission", default=True, show_default=True,
+              help="Run OpenKruise's CloneSet and pod admission in-process; without it, as a real cluster, "
+                   "they come from `kubeloop webhook` once its webhook configurations exist.")
 def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size: int, client_cert: bool,
-           authorization_mode: str) -> None:
+           authorization_mode: str, kruise_admission: bool) -> None:
     """Run the embedded API server (HTTPS, bearer token; writes DATA_DIR/kubeconfig)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = ServerConfig(data_dir=data_dir, host=host, port=port, memory=memory, watch_cache_size=watch_cache_size,
-                          client_cert=client_cert, authorization_mode=authorization_mode)
+                          client_cert=client_cert, authorization_mode=authorization_mode,
+                          kruise_admission=kruise_admission)
     use_cache_friendly_gc()
     asyncio.run(_serve(config))

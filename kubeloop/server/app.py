@@ -16,7 +16,7 @@ import gc
 import logging
 import ssl
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +98,10 @@ class ServerConfig:
     """The kubeconfig written to ``data_dir`` carries an admin client certificate, not the token."""
     authorization_mode: str = "RBAC"
     """``RBAC`` (kube-apiserver's default here) or ``AlwaysAllow`` (``--authorization-mode``)."""
+    kruise_admission: bool = True
+    """Run OpenKruise's admission in-process (CloneSet defaults and validation, the pods' launch
+    priority barrier). ``False`` is a kube-apiserver without them, as in a real cluster, where
+    ``kubeloop webhook`` (:mod:`kubeloop.webhook`) does them when its configurations exist."""
 
 
 AUTHORIZATION_MODES = ("RBAC", "AlwaysAllow")
@@ -202,15 +206,27 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     return compress_response(request, await dispatch(request.app[_STATE_KEY], request))
 
 
-def build_registry(storage: Storage) -> Registry:
+def _no_create_mutation(obj: dict[str, Any]) -> None:
+    del obj
+
+
+def build_registry(storage: Storage, kruise_admission: bool = True) -> Registry:
     """The kinds one server serves, each with its admission rules: the built-ins', and the
-    CloneSet's, whose ``podsToDelete`` check reads this server's pods."""
+    CloneSet's, whose ``podsToDelete`` check reads this server's pods.
+
+    Without ``kruise_admission``, CloneSets get only the generic rules and pods no launch
+    priority barrier (see :attr:`ServerConfig.kruise_admission`).
+    """
     pods = ResourceType("", "pods")
 
     def read_pod(namespace: str, name: str) -> dict[str, Any] | None:
         return storage.get(pods, namespace, name)
 
-    rules = {**BUILTIN_RULES, (kruise.GROUP, kruise.CLONESET_KIND): cloneset_rules(read_pod)}
+    if kruise_admission:
+        rules = {**BUILTIN_RULES, (kruise.GROUP, kruise.CLONESET_KIND): cloneset_rules(read_pod)}
+    else:
+        pod_rules = replace(BUILTIN_RULES[("", "Pod")], mutate_on_create=_no_create_mutation)
+        rules = {**BUILTIN_RULES, ("", "Pod"): pod_rules}
     registry = Registry(rules)
     registry.add_all(BUILTIN_RESOURCES)
     return registry
@@ -315,7 +331,7 @@ class KubeServer:
         gc.collect()
         gc.freeze()
         try:
-            state = ServerState(storage, build_registry(storage))
+            state = ServerState(storage, build_registry(storage, config.kruise_admission))
             credentials = ensure_credentials(config.data_dir, config.host)
             state.admin_token = credentials.token
             state.authorizer = build_authorizer(config.authorization_mode, storage)

@@ -207,6 +207,7 @@ def create_steps(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: bool
         errors[:] = redefault(info, changed, None)
 
     yield Mutating(obj, None, again, _SET_BY_BEFORE_CREATE + (("name",) if generated else ()))
+    name = (obj.get("metadata") or {}).get("name") or name  # a mutating webhook may name a generateName object
     # RBAC's escalation check sees what would be stored: after mutating admission, as upstream's
     # policy-based storage wraps the store's Create and Update.
     check_rbac_write(state, info, obj, None)

@@ -89,15 +89,17 @@ def _webhook_failure(message: str) -> ApiError:
     return ApiError(500, "InternalError", f"Internal error occurred: {denied}", {"causes": [{"message": denied}]})
 
 
-def inject_launch_priority(pod: dict[str, Any]) -> None:
-    """Append the barrier env to the containers of the new ``pod`` (in place) when it asks for an order.
+def add_barrier_env(pod: dict[str, Any]) -> bool:
+    """Append the barrier env to the containers of the new ``pod`` (in place) when it asks for an
+    order; whether it did. The webhook's own step (kruise ``containerLaunchPriorityInitialization``),
+    shared by the in-process admission below and ``kubeloop webhook``.
 
-    Raises :class:`~kubeloop.api.status.ApiError` (500) for a priority env that is not an integer.
+    Raises :class:`PriorityParseError` for a priority env that is not an integer.
     """
     spec = pod.get("spec")
     containers = spec.get("containers") if isinstance(spec, dict) else None
     if not isinstance(containers, list) or len(containers) == 1:
-        return
+        return False
     metadata = pod.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     annotations = metadata.get("annotations")
@@ -105,12 +107,9 @@ def inject_launch_priority(pod: dict[str, Any]) -> None:
     if annotations.get(kruise.CONTAINER_LAUNCH_PRIORITY_ANNOTATION) == kruise.CONTAINER_LAUNCH_ORDERED:
         priorities: list[int] | None = [-position for position in range(len(containers))]
     else:
-        try:
-            priorities = requested_priorities(containers)
-        except PriorityParseError as error:
-            raise _webhook_failure(str(error)) from None
+        priorities = requested_priorities(containers)
     if priorities is None:
-        return
+        return False
     name = metadata.get("name")
     name = name if isinstance(name, str) else ""
     for container, priority in zip(containers, priorities, strict=True):
@@ -121,3 +120,15 @@ def inject_launch_priority(pod: dict[str, Any]) -> None:
             container["env"] = [barrier_env(name, priority)]
         elif isinstance(envs, list):
             container["env"] = [*envs, barrier_env(name, priority)]
+    return True
+
+
+def inject_launch_priority(pod: dict[str, Any]) -> None:
+    """Append the barrier env to the containers of the new ``pod`` (in place) when it asks for an order.
+
+    Raises :class:`~kubeloop.api.status.ApiError` (500) for a priority env that is not an integer.
+    """
+    try:
+        add_barrier_env(pod)
+    except PriorityParseError as error:
+        raise _webhook_failure(str(error)) from None

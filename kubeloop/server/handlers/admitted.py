@@ -113,7 +113,12 @@ async def drive(state: ServerState, steps: Steps[T], call: Call | None) -> T:
                 try:
                     await webhooks.mutate(call, step.obj, step.old, step.again)
                 finally:
-                    step.obj.setdefault("metadata", {}).update(hidden)
+                    restored = step.obj.setdefault("metadata", {})
+                    # Upstream's BeforeCreate draws a name for generateName only when mutating
+                    # admission left none (OpenKruise's pod webhook draws one itself).
+                    if restored.get("name"):
+                        hidden.pop("name", None)
+                    restored.update(hidden)
             else:
                 if step.obj is None:
                     await webhooks.mutate(call, None, step.old, lambda _: None)
