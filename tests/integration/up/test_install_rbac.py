@@ -17,8 +17,6 @@ cascade of a deleted CloneSet, kube-controller-manager's part in a real cluster)
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,6 +26,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yaml
+from async_process import Kubeloop, run
 
 from kubeloop.api import kruise
 from kubeloop.client import PODS
@@ -73,15 +72,6 @@ class Install:
     workdir: Path
 
 
-async def run(*args: str) -> str:
-    """A command's stdout, without blocking the loop the in-process server answers on."""
-    process = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE,
-                                                   stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, f"{args}: {err.decode()}"
-    return out.decode()
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def install(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Install]:
     workdir = tmp_path_factory.mktemp("install")
@@ -107,38 +97,13 @@ async def install(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Ins
         yield Install(cluster, denials, path, objects, workdir)
 
 
-class Controllers:
-    """``kubeloop controllers`` with the manager container's arguments, output to a file."""
-
-    def __init__(self, process: asyncio.subprocess.Process, log: Path) -> None:
-        self.process = process
-        self.log = log
-
-    @classmethod
-    async def start(cls, install: Install, name: str, *extra: str) -> Controllers:
-        (deployment,) = [obj for obj in install.objects if obj["kind"] == "Deployment"]
-        manager = deployment["spec"]["template"]["spec"]["containers"][0]
-        args = [arg.replace("$(POD_NAMESPACE)", NAMESPACE) for arg in manager["args"]]
-        port = args.index("--health-port")
-        args[port + 1] = "0"  # any free port: several tests run at once on one machine
-        log = install.workdir / f"{name}.log"
-        with log.open("w") as out:
-            process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "kubeloop.cli.main", *args, *extra, "--kubeconfig", str(install.kubeconfig),
-                stdout=out, stderr=out, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        return cls(process, log)
-
-    def output(self) -> str:
-        return self.log.read_text()
-
-    async def stop(self) -> None:
-        if self.process.returncode is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(self.process.wait(), 15)
-            except TimeoutError:
-                self.process.kill()
-                await self.process.wait()
+async def start_controllers(install: Install, name: str, *extra: str) -> Kubeloop:
+    """``kubeloop controllers`` with the manager container's arguments and the ServiceAccount's token."""
+    (deployment,) = [obj for obj in install.objects if obj["kind"] == "Deployment"]
+    manager = deployment["spec"]["template"]["spec"]["containers"][0]
+    args = [arg.replace("$(POD_NAMESPACE)", NAMESPACE) for arg in manager["args"]]
+    args[args.index("--health-port") + 1] = "0"  # any free port: several tests may run at once
+    return await Kubeloop.start(install.workdir / f"{name}.log", *args, *extra, "--kubeconfig", str(install.kubeconfig))
 
 
 async def until(check: Callable[[], Awaitable[bool] | bool], what: str, timeout: float = 60.0) -> None:
@@ -190,7 +155,7 @@ async def delete_cloneset(install: Install, name: str) -> None:
 async def test_a_cloneset_lives_and_dies_with_zero_denials(install: Install) -> None:
     client, cluster = install.cluster.client, install.cluster
     install.denials.denied.clear()
-    controllers = await Controllers.start(install, "full")
+    controllers = await start_controllers(install, "full")
     try:
         await client.create(CLONESETS, cloneset("web", 2, "nginx:1.26"), namespace="default")
         await cluster.wait_for(CLONESETS, "web", settled(2, "nginx:1.26"), timeout=60)
@@ -255,7 +220,7 @@ async def test_each_rule_is_needed(install: Install, role: str, index: int) -> N
 
         await until(refused_or_settled, f"a denial or {replicas} pods of {image}", timeout=30)
 
-    controllers = await Controllers.start(install, f"without-{name}-{index}", *GATES)
+    controllers = await start_controllers(install, f"without-{name}-{index}", *GATES)
     try:
         # Create, scale in, update in place: stop at the first denial the removed rule covers.
         await client.create(CLONESETS, cloneset("probe", 2, "nginx:1.26", topologySpreadConstraints=SPREAD),
