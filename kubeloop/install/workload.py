@@ -67,7 +67,9 @@ def deployment(namespace: str, image: str, controllers: Sequence[str], replicas:
         "ports": [{"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"}],
         "livenessProbe": {**_probe("/healthz", 10), "initialDelaySeconds": 5},
         "readinessProbe": _probe("/healthz", 5),
-        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+        # OpenKruise's requests and memory limit. No CPU limit: throttling the event loop delays
+        # the Lease renewals, and a leader that misses its renew deadline hands over.
+        "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "512Mi"}},
         "securityContext": dict(_SECURITY_CONTEXT),
         "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
     }
@@ -89,15 +91,21 @@ def deployment(namespace: str, image: str, controllers: Sequence[str], replicas:
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": dict(LABELS)},
-            # A new pod is ready before an old one goes: the webhook, failing closed, always has
-            # a replica behind its Service.
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
+            "minReadySeconds": 3,
+            # New pods are ready before old ones go: the webhook, failing closed, always has a
+            # replica behind its Service (OpenKruise's strategy).
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "100%"}},
             "template": {
                 "metadata": {"labels": dict(LABELS)},
                 "spec": {
                     "serviceAccountName": SERVICE_ACCOUNT,
                     "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
                     "terminationGracePeriodSeconds": 10,
+                    # Replicas on different nodes where possible: losing a node loses one.
+                    "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+                        "weight": 100,
+                        "podAffinityTerm": {"labelSelector": {"matchLabels": dict(LABELS)},
+                                            "topologyKey": "kubernetes.io/hostname"}}]}},
                     "containers": [manager, webhook],
                     "volumes": [{"name": "tmp", "emptyDir": {}}],
                 },

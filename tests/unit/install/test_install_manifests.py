@@ -114,6 +114,9 @@ def test_the_manager_container_runs_kubeloop_controllers_with_options_it_has() -
         assert set(container["resources"]["requests"]) == {"cpu", "memory"}
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert deployment["spec"]["replicas"] == 2
+    (term,) = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"]["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    assert deployment["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
 
 
 def test_the_crds_are_the_servers_built_in_ones() -> None:
