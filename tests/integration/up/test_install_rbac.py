@@ -45,6 +45,7 @@ NAMESPACE = "kubeloop-system"
 USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
 CLONESETS = f"clonesets.{kruise.GROUP}"
 WEBHOOK_KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+BASE = Path(__file__).resolve().parents[3] / "deploy" / "base"
 Obj = dict[str, Any]
 
 
@@ -259,3 +260,18 @@ async def test_the_crds_printed_are_the_servers_built_in_ones(install: Install) 
                 assert theirs["schema"] == mine["schema"]
                 assert theirs.get("subresources") == mine.get("subresources")
                 assert theirs.get("additionalPrinterColumns") == mine.get("additionalPrinterColumns")
+
+
+async def test_the_server_accepts_kubectl_apply_k_of_the_whole_base(install: Install) -> None:
+    # Server-side dry run: every object of deploy/base, the webhook configurations too, passes
+    # the server's decoding, defaulting and validation, and nothing is stored.
+    out = await run(KUBECTL, "--kubeconfig", str(install.cluster.kubeconfig_path), "apply", "-k", str(BASE),
+                    "--dry-run=server")
+    applied = {line.split(" ")[0] for line in out.splitlines()}
+    expected = {f"{obj['kind'].lower()}.{obj['apiVersion'].split('/')[0]}/{obj['metadata']['name']}"
+                if "/" in obj["apiVersion"] else f"{obj['kind'].lower()}/{obj['metadata']['name']}"
+                for obj in install_manifests(InstallOptions())}
+    assert applied == expected
+    for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        listed = await install.cluster.client.list(f"{kind}.admissionregistration.k8s.io")
+        assert [item["metadata"]["name"] for item in listed["items"]] == []
