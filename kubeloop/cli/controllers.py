@@ -2,7 +2,12 @@
 
 The controllers are ordinary API clients: point them at the embedded server (its
 ``DATA_DIR/kubeconfig``) or at a real cluster. ``--leader-elect`` lets several copies run
-with one active, through a Lease in ``kube-system``.
+with one active, through a Lease in ``kube-system`` (``--leader-elect-namespace`` picks another
+namespace: an installed manager elects in its own, see ``kubeloop manifests``).
+
+Before it starts the ReplicaSet, Deployment or garbage collector controller, the command looks
+for kube-controller-manager's leader Lease and refuses to run beside a live one unless
+``--force`` (:mod:`kubeloop.controllers.coexistence`).
 
 ``--feature-gates`` takes OpenKruise's gate names (``PreparingUpdateAsUpdate=true,...``,
 ``AllAlpha=true`` too) for the controllers that have gates (the CloneSet controller).
@@ -200,15 +205,50 @@ async def serve_until_stopped(manager: Manager, stop: asyncio.Event, announce: C
         await manager.stop()
 
 
+async def refuse_beside_kube_controller_manager(client: ApiClient, names: Sequence[str]) -> None:
+    """A usage error when ``names`` hold a controller kube-controller-manager runs too and its
+    leader Lease is held; a warning when the Lease cannot be read (forbidden: not checked)."""
+    from datetime import UTC, datetime
+
+    from kubeloop.client import LEASES, is_forbidden, is_not_found
+    from kubeloop.controllers.coexistence import (
+        KCM_LEASE_NAME,
+        KCM_LEASE_NAMESPACE,
+        conflicting,
+        lease_holder,
+        refusal,
+    )
+
+    if not conflicting(names):
+        return
+    try:
+        lease = await client.get(LEASES, KCM_LEASE_NAME, namespace=KCM_LEASE_NAMESPACE)
+    except Exception as exc:
+        if is_not_found(exc):
+            return
+        if is_forbidden(exc):
+            click.echo(f"kubeloop: warning: cannot read the Lease {KCM_LEASE_NAMESPACE}/{KCM_LEASE_NAME} (forbidden), "
+                       "so cannot tell whether kube-controller-manager runs here", err=True)
+            return
+        raise
+    holder = lease_holder(lease, datetime.now(UTC))
+    if holder is not None:
+        raise click.ClickException(refusal(names, holder))
+
+
 async def _run(kubeconfig: Path | None, names: Sequence[str], leader_elect: bool, health_port: int | None,
-               feature_gates: Mapping[str, bool]) -> None:
+               feature_gates: Mapping[str, bool], *, lease_namespace: str = "kube-system",
+               health_host: str = "127.0.0.1", force: bool = False) -> None:
     from kubeloop.client import ApiClient
     from kubeloop.controllers import add_controllers
     from kubeloop.runtime.manager import Manager, ManagerOptions
 
     async with ApiClient(load_client_config(kubeconfig)) as client:
         await check_cluster(client)
+        if not force:
+            await refuse_beside_kube_controller_manager(client, names)
         manager = Manager(client, ManagerOptions(name="kubeloop-controller-manager", leader_election=leader_elect,
+                                                 lease_namespace=lease_namespace, health_host=health_host,
                                                  health_port=health_port))
         await add_controllers(manager, names, feature_gates=feature_gates)
         with stop_on_signals(HARD_STOP_SECONDS) as stop:
@@ -222,15 +262,24 @@ async def _run(kubeconfig: Path | None, names: Sequence[str], leader_elect: bool
 @click.command()
 @kubeconfig_option
 @click.option("--controllers", "controllers_text", default=None, metavar="LIST", help=controllers_help())
-@click.option("--leader-elect", is_flag=True, help="Run only while holding the kube-system leader Lease.")
+@click.option("--leader-elect", is_flag=True, help="Run only while holding the leader Lease.")
+@click.option("--leader-elect-namespace", default="kube-system", show_default=True, metavar="NAMESPACE",
+              help="Namespace of the leader Lease (kubeloop-controller-manager-leader).")
 @click.option("--health-port", type=click.IntRange(0, 65535), default=None,
               help="Serve /healthz, /readyz (caches synced) and /metrics on this port.")
+@click.option("--health-host", default="127.0.0.1", show_default=True,
+              help="Address the health port binds (0.0.0.0 in a pod, for the kubelet's probes).")
 @click.option("--feature-gates", "feature_gates_text", default=None, metavar="NAME=BOOL,...", help=FEATURE_GATES_HELP)
-def controllers(kubeconfig: Path | None, controllers_text: str | None, leader_elect: bool, health_port: int | None,
-                feature_gates_text: str | None) -> None:
+@click.option("--force", is_flag=True,
+              help="Start the replicaset, deployment or garbagecollector controller even though "
+                   "kube-controller-manager holds its leader Lease (kube-system/kube-controller-manager).")
+def controllers(kubeconfig: Path | None, controllers_text: str | None, leader_elect: bool,
+                leader_elect_namespace: str, health_port: int | None, health_host: str,
+                feature_gates_text: str | None, force: bool) -> None:
     """Run kubeloop's controllers (ReplicaSet, Deployment, garbage collector, ...) until interrupted."""
     names = controller_names(controllers_text)
     gates = feature_gate_settings(feature_gates_text)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     use_cache_friendly_gc()
-    asyncio.run(_run(kubeconfig, names, leader_elect, health_port, gates))
+    asyncio.run(_run(kubeconfig, names, leader_elect, health_port, gates, lease_namespace=leader_elect_namespace,
+                     health_host=health_host, force=force))

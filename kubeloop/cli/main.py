@@ -21,7 +21,7 @@ def version() -> None:
 
 def _register() -> None:
     # Subcommands are registered here, one module each, so that `--help` stays cheap.
-    from kubeloop.cli import controllers, dashboard, demo, kubelet, server, up, watch, webhook
+    from kubeloop.cli import controllers, dashboard, demo, install, kubelet, server, up, watch, webhook
 
     cli.add_command(demo.demo)
     cli.add_command(server.server)
@@ -30,6 +30,7 @@ def _register() -> None:
     cli.add_command(controllers.controllers)
     cli.add_command(dashboard.dashboard)
     cli.add_command(watch.watch)
+    cli.add_command(install.manifests)
     cli.add_command(webhook.webhook)
 
 
