@@ -89,6 +89,9 @@ class ClusterConfig:
     test fixture's default) gives them the administrator's credentials."""
     authorization_mode: str = "RBAC"
     """The API server's ``--authorization-mode`` (``RBAC`` or ``AlwaysAllow``)."""
+    kruise_admission: bool = True
+    """The server's in-process CloneSet defaulting/validation and pod barrier; False behaves as a
+    real kube-apiserver, where ``kubeloop webhook`` does them (``ServerConfig.kruise_admission``)."""
 
 
 class EmbeddedCluster:
@@ -99,7 +102,8 @@ class EmbeddedCluster:
         self.server = KubeServer(ServerConfig(data_dir=config.data_dir, host=config.host, port=config.port,
                                               memory=config.memory, watch_cache_size=config.watch_cache_size,
                                               ready_check=self.ready, client_cert=config.client_cert,
-                                              authorization_mode=config.authorization_mode))
+                                              authorization_mode=config.authorization_mode,
+                                              kruise_admission=config.kruise_admission))
         self._client: ApiClient | None = None
         self._controllers_client: ApiClient | None = None
         self._kubelet_client: ApiClient | None = None

@@ -8,6 +8,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -28,11 +29,12 @@ class Kubeloop:
         self.log = log
 
     @classmethod
-    async def start(cls, log: Path, *args: str) -> Kubeloop:
+    async def start(cls, log: Path, *args: str, env: Mapping[str, str] | None = None) -> Kubeloop:
+        """Started with this process's environment, ``env`` added."""
         with log.open("w") as out:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "kubeloop.cli.main", *args, stdout=out, stderr=out,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
         return cls(process, log)
 
     def output(self) -> str:
