@@ -3,8 +3,10 @@
 As OpenKruise's ``kruise-controller-manager``: several replicas, one of which leads (the
 manager's ``--leader-elect``, a Lease in the pod's own namespace) while every replica serves
 the webhook behind its Service. The pod runs non-root with a read-only root filesystem (an
-``emptyDir`` at ``/tmp`` is the one writable place, for whatever the webhook writes to disk),
-no privilege escalation and no capabilities.
+``emptyDir`` at ``/tmp`` is the one writable place), no privilege escalation and no
+capabilities. What the processes write goes there: the webhook's certificate files to a private
+directory under ``TMPDIR`` or ``/tmp`` (its ``--cert-dir`` default, so no ``--cert-dir`` is
+given; the install test checks where they land), a kubeconfig's inline TLS data likewise.
 
 Probes: ``/healthz`` on the manager's health port for both liveness and readiness. Not
 ``/readyz``: it answers 200 only once the controllers' caches have synced, and a standby
