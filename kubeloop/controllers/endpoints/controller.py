@@ -23,8 +23,8 @@ from kubeloop.controllers.endpoints.plan import plan_endpoints
 from kubeloop.controllers.endpoints.pods import selects, service_selector, services_selecting
 from kubeloop.controllers.endpoints.triggertime import TriggerTimeTracker
 from kubeloop.runtime.controller import Result
-from kubeloop.runtime.handlers import Request
-from kubeloop.runtime.informers import NAMESPACE_INDEX, DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
+from kubeloop.runtime.handlers import Funcs, Queue, Request
+from kubeloop.runtime.informers import NAMESPACE_INDEX, DeletedFinalStateUnknown, SharedIndexInformer
 from kubeloop.runtime.manager import Manager
 
 log = logging.getLogger(__name__)
@@ -51,25 +51,20 @@ def pod_mapper(services: SharedIndexInformer) -> Any:
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 
 
-def no_requests(obj: Obj) -> list[Request]:
-    """Registers the Endpoints informer with the controller; its events go to :func:`endpoints_handler`."""
-    return []
-
-
-def endpoints_handler(queue: Any) -> EventHandlerFuncs:
+def endpoints_handler() -> Funcs:
     """Enqueue the Service of an Endpoints object that was deleted or was there at start."""
 
-    def on_add(obj: Obj, is_in_initial_list: bool) -> None:
+    def on_add(obj: Obj, is_in_initial_list: bool, queue: Queue) -> None:
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
         if is_in_initial_list and LEADER_ANNOTATION not in annotations:
             queue.add(Request.for_object(obj))
 
-    def on_delete(obj: Obj | DeletedFinalStateUnknown) -> None:
+    def on_delete(obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
         actual = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if actual is not None:
             queue.add(Request.for_object(actual))
 
-    return EventHandlerFuncs(add=on_add, delete=on_delete)
+    return Funcs(create=on_add, delete=on_delete)
 
 
 class EndpointsController:
@@ -122,13 +117,12 @@ async def add_endpoints_controller(manager: Manager, *, workers: int = 5) -> End
     pods = await manager.factory.informer_for(PODS)
     endpoints = await manager.factory.informer_for(ENDPOINTS)
     controller = EndpointsController(manager.client, services, pods, endpoints)
-    runtime_controller = await (
+    await (
         manager.controller(NAME)
         .for_(SERVICES)
         .watches(PODS, pod_mapper(services))
-        .watches(ENDPOINTS, no_requests)
+        .watches(ENDPOINTS, endpoints_handler())
         .with_options(max_concurrent_reconciles=workers)
         .complete(controller.reconcile)
     )
-    endpoints.add_event_handler(endpoints_handler(runtime_controller.queue))
     return controller

@@ -23,8 +23,8 @@ from kubeloop.controllers.endpoints.triggertime import TriggerTimeTracker
 from kubeloop.controllers.endpointslice.plan import CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, plan_slices
 from kubeloop.controllers.endpointslice.tracker import SliceTracker
 from kubeloop.runtime.controller import Result
-from kubeloop.runtime.handlers import Request
-from kubeloop.runtime.informers import DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
+from kubeloop.runtime.handlers import Funcs, Request
+from kubeloop.runtime.informers import DeletedFinalStateUnknown, SharedIndexInformer
 from kubeloop.runtime.manager import Manager
 
 log = logging.getLogger(__name__)
@@ -121,8 +121,8 @@ async def add_endpoint_slice_controller(manager: Manager, *, workers: int = 5) -
         .for_(SERVICES)
         .watches(PODS, pod_mapper(services))
         .watches(ENDPOINT_SLICES, slice_to_service)
+        .watches(ENDPOINT_SLICES, Funcs(delete=lambda obj, _queue: controller.on_slice_deleted(obj)))
         .with_options(max_concurrent_reconciles=workers)
         .complete(controller.reconcile)
     )
-    slices.add_event_handler(EventHandlerFuncs(delete=controller.on_slice_deleted))
     return controller
