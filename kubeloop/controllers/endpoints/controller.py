@@ -14,38 +14,22 @@ deleted only when it is gone, as upstream does.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
-from kubeloop.api.meta import namespace_of
 from kubeloop.client import ENDPOINTS, PODS, SERVICES, ApiClient, is_already_exists, is_conflict, is_not_found
 from kubeloop.controllers.endpoints.plan import plan_endpoints
-from kubeloop.controllers.endpoints.pods import selects, service_selector, services_selecting
-from kubeloop.controllers.endpoints.triggertime import TriggerTimeTracker
+from kubeloop.controllers.endpointutil.pods import service_selector
+from kubeloop.controllers.endpointutil.services import pod_mapper, pods_of
+from kubeloop.controllers.endpointutil.triggertime import TriggerTimeTracker
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.handlers import Funcs, Queue, Request
-from kubeloop.runtime.informers import NAMESPACE_INDEX, DeletedFinalStateUnknown, SharedIndexInformer
+from kubeloop.runtime.informers import DeletedFinalStateUnknown, SharedIndexInformer
 from kubeloop.runtime.manager import Manager
 
 log = logging.getLogger(__name__)
 
 NAME = "endpoint"
 Obj = dict[str, Any]
-
-
-def pods_of(pods: SharedIndexInformer, service: Mapping[str, Any], selector: Mapping[str, str]) -> list[Obj]:
-    """The cached pods of the Service's namespace its selector matches."""
-    return [pod for pod in pods.indexer.by_index(NAMESPACE_INDEX, namespace_of(service)) if selects(selector, pod)]
-
-
-def pod_mapper(services: SharedIndexInformer) -> Any:
-    """Pod -> the Services (by the cache) selecting it."""
-
-    def mapper(pod: Obj) -> list[Request]:
-        candidates = services.indexer.by_index(NAMESPACE_INDEX, namespace_of(pod))
-        return [Request.for_object(dict(s)) for s in services_selecting(pod, candidates)]
-
-    return mapper
 
 
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"

@@ -17,11 +17,11 @@ from typing import Any
 
 from kubeloop.api.meta import labels_of, name_of, namespace_of
 from kubeloop.client import PODS, SERVICES, ApiClient, Resource, is_conflict, is_not_found
-from kubeloop.controllers.endpoints.controller import pod_mapper, pods_of
-from kubeloop.controllers.endpoints.pods import service_selector
-from kubeloop.controllers.endpoints.triggertime import TriggerTimeTracker
 from kubeloop.controllers.endpointslice.plan import CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, plan_slices
 from kubeloop.controllers.endpointslice.tracker import SliceTracker
+from kubeloop.controllers.endpointutil.pods import service_selector
+from kubeloop.controllers.endpointutil.services import pod_mapper, pods_of
+from kubeloop.controllers.endpointutil.triggertime import TriggerTimeTracker
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.handlers import Funcs, Request
 from kubeloop.runtime.informers import DeletedFinalStateUnknown, SharedIndexInformer

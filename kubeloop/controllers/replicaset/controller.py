@@ -41,6 +41,7 @@ from kubeloop.api.meta import (
 from kubeloop.api.nested import section
 from kubeloop.api.pods import node_name
 from kubeloop.client import PODS, REPLICA_SETS, is_conflict, is_not_found
+from kubeloop.controllers.kubegates import kube_gate
 from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to_manage, slow_start_batch
 from kubeloop.controllers.replicaset.podcontrol import (
     REPLICA_SET_API_VERSION,
@@ -538,8 +539,7 @@ async def add_replica_set_controller(
     feature_gates: Mapping[str, bool] | None = None,
 ) -> ReplicaSetController:
     """Build the ReplicaSet controller on ``manager``'s shared informers and register it
-    (``feature_gates``: upstream names, see :data:`kubeloop.controllers.KUBE_GATES`)."""
-    from kubeloop.controllers import kube_gate
+    (``feature_gates``: upstream names, see :data:`kubeloop.controllers.kubegates.KUBE_GATES`)."""
 
     replica_sets = await manager.factory.informer_for(REPLICA_SETS)
     pods = await manager.factory.informer_for(PODS, indexers={POD_CONTROLLER_INDEX: pod_controller_index})
