@@ -197,7 +197,7 @@ class ReplicaSetController:
         for pod in (old, new):
             reference = controller_of(pod) if pod is not None else None
             if reference is not None:
-                tally = tallies.get(reference.get("uid"))  # type: ignore[arg-type]
+                tally = tallies.get(reference.get("uid", ""))
                 if tally is not None:
                     tally.mark(key)
 
