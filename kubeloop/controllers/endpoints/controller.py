@@ -16,14 +16,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kubeloop.client import ENDPOINTS, PODS, SERVICES, ApiClient, is_already_exists, is_conflict, is_not_found
+from kubeloop.client import ENDPOINTS, PODS, SERVICES, is_already_exists, is_conflict, is_not_found
 from kubeloop.controllers.endpoints.plan import plan_endpoints
 from kubeloop.controllers.endpointutil.pods import service_selector
 from kubeloop.controllers.endpointutil.services import pod_mapper, pods_of
 from kubeloop.controllers.endpointutil.triggertime import TriggerTimeTracker
+from kubeloop.runtime.collaborators import CachedObjects, ObjectClient
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.handlers import Funcs, Queue, Request
-from kubeloop.runtime.informers import DeletedFinalStateUnknown, SharedIndexInformer
+from kubeloop.runtime.informers import DeletedFinalStateUnknown
 from kubeloop.runtime.manager import Manager
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,8 @@ def endpoints_handler() -> Funcs:
 class EndpointsController:
     """The reconcile function of the Endpoints controller over shared informers."""
 
-    def __init__(self, client: ApiClient, services: SharedIndexInformer, pods: SharedIndexInformer,
-                 endpoints: SharedIndexInformer) -> None:
+    def __init__(self, client: ObjectClient, services: CachedObjects, pods: CachedObjects,
+                 endpoints: CachedObjects) -> None:
         self.client = client
         self.services = services
         self.pods = pods
