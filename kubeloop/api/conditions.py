@@ -1,14 +1,18 @@
-"""Status conditions: lists of ``{type, status, reason, message, ...}`` dicts."""
+"""Status conditions: lists of ``{type, status, reason, message, ...}`` dicts
+(:class:`~kubeloop.api.shapes.Condition`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
 
-from kubeloop.api.meta import is_mapping
+from kubeloop.api.meta import is_mapping, is_shape
+from kubeloop.api.shapes import Condition
+
+C = TypeVar("C", bound=Mapping[str, Any])
 
 
-def find_condition(conditions: Sequence[Mapping[str, Any]] | None, type_: str) -> Mapping[str, Any] | None:
+def find_condition(conditions: Iterable[C] | None, type_: str) -> C | None:
     """The condition of the given type, or ``None``."""
     for condition in conditions or ():
         if condition.get("type") == type_:
@@ -16,13 +20,13 @@ def find_condition(conditions: Sequence[Mapping[str, Any]] | None, type_: str) -
     return None
 
 
-def status_conditions(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def status_conditions(obj: Mapping[str, Any]) -> list[Condition]:
     """``obj.status.conditions`` as a list (empty when missing or malformed)."""
     status = obj.get("status")
     if not is_mapping(status):
         return []
     conditions = status.get("conditions")
-    return [c for c in conditions if is_mapping(c)] if isinstance(conditions, list) else []
+    return [c for c in conditions if is_shape(c)] if isinstance(conditions, list) else []
 
 
 def condition_is_true(obj: Mapping[str, Any], type_: str) -> bool:

@@ -12,6 +12,8 @@ from typing import Any, TypeGuard
 
 import orjson
 
+from kubeloop.api.shapes import ObjectMeta, OwnerReference
+
 Obj = dict[str, Any]
 
 
@@ -21,10 +23,16 @@ def is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-def metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def is_shape(value: Any) -> bool:
+    """:func:`is_mapping` without narrowing the type, for a value that is to be read as one of
+    :mod:`kubeloop.api.shapes` (a ``TypedDict`` is not narrowed from a ``Mapping``)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def metadata(obj: Mapping[str, Any]) -> ObjectMeta:
     """The object's ``metadata`` (an empty mapping when missing)."""
-    meta = obj.get("metadata")
-    return meta if type(meta) is dict or isinstance(meta, Mapping) else {}
+    meta: Any = obj.get("metadata")
+    return meta if is_shape(meta) else {}
 
 
 def name_of(obj: Mapping[str, Any]) -> str:
@@ -74,12 +82,13 @@ def split_key(key: str) -> tuple[str, str]:
     raise ValueError(f"unexpected key format: {key!r}")
 
 
-def owner_references(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def owner_references(obj: Mapping[str, Any]) -> list[OwnerReference]:
+    """The object's owner references (the well-formed ones: mappings), as they are."""
     refs = metadata(obj).get("ownerReferences")
-    return [r for r in refs if is_mapping(r)] if isinstance(refs, list) else []
+    return [r for r in refs if is_shape(r)] if isinstance(refs, list) else []
 
 
-def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def controller_of(obj: Mapping[str, Any]) -> OwnerReference | None:
     """The owner reference with ``controller: true``, if any."""
     for ref in owner_references(obj):
         if ref.get("controller") is True:
@@ -87,7 +96,7 @@ def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def new_controller_ref(owner: Mapping[str, Any], api_version: str, kind: str) -> Obj:
+def new_controller_ref(owner: Mapping[str, Any], api_version: str, kind: str) -> OwnerReference:
     """An owner reference making ``owner`` the controller, blocking its foreground deletion."""
     return {
         "apiVersion": api_version,

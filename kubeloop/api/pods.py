@@ -15,6 +15,7 @@ from typing import Any
 
 from kubeloop.api.conditions import find_condition, status_conditions
 from kubeloop.api.meta import is_being_deleted, is_mapping, parse_time
+from kubeloop.api.shapes import Condition
 
 POD_SUCCEEDED = "Succeeded"
 POD_FAILED = "Failed"
@@ -27,7 +28,7 @@ def pod_phase(pod: Mapping[str, Any]) -> str:
     return str(status.get("phase") or "") if is_mapping(status) else ""
 
 
-def ready_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def ready_condition(pod: Mapping[str, Any]) -> Condition | None:
     return find_condition(status_conditions(pod), "Ready")
 
 

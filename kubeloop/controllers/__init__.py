@@ -13,7 +13,8 @@ importing a controller's pure core does not pull in the client and the runtime.
 Feature gates use upstream's names (``{"CloneSetShortHash": True}``); the controllers of
 :data:`GATED_CONTROLLERS` receive them, the others have none. OpenKruise's gates go to the
 CloneSet controller; kube-controller-manager's gates that kubeloop models are in
-:data:`KUBE_GATES` (``AllAlpha``/``AllBeta`` set them too, by their stage).
+:data:`KUBE_GATES` (``AllAlpha``/``AllBeta`` set them too, by their stage; see
+:mod:`kubeloop.controllers.kubegates`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
+
+from kubeloop.controllers.kubegates import KUBE_GATES
 
 if TYPE_CHECKING:
     from kubeloop.runtime.manager import Manager
@@ -45,21 +48,6 @@ DEFAULT_CONTROLLERS = ("replicaset", "deployment", "garbagecollector", "endpoint
 
 GATED_CONTROLLERS: frozenset[str] = frozenset({"cloneset", "replicaset"})
 """Controllers whose builder takes ``feature_gates=`` (upstream gate name -> enabled)."""
-
-KUBE_GATES: dict[str, bool] = {"DeploymentReplicaSetTerminatingReplicas": True}
-"""kube-controller-manager gates kubeloop models -> alpha (True) or beta; off by default, as in
-Kubernetes 1.33: ``DeploymentReplicaSetTerminatingReplicas`` makes the ReplicaSet controller
-report ``status.terminatingReplicas`` (and so the Deployment controller, which sums them)."""
-
-
-def kube_gate(feature_gates: Mapping[str, bool] | None, name: str) -> bool:
-    """Whether the kube-controller-manager gate ``name`` is on: named explicitly, or switched by
-    ``AllAlpha`` / ``AllBeta`` for its stage; off otherwise."""
-    gates = feature_gates or {}
-    if name in gates:
-        return bool(gates[name])
-    return bool(gates.get("AllAlpha" if KUBE_GATES[name] else "AllBeta", False))
-
 
 class UnknownControllerError(ValueError):
     """A controller name not in :data:`CONTROLLERS`."""

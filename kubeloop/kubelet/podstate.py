@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kubeloop.api.meta import parse_time
+from kubeloop.api.meta import is_shape, parse_time
+from kubeloop.api.shapes import Container
 from kubeloop.kubelet.behaviour import PodBehaviour
 from kubeloop.kubelet.containers import (
     BackOff,
@@ -49,10 +50,11 @@ class PodMemo:
     """When the kubelet first saw the pod's deletionTimestamp."""
 
 
-def spec_containers(pod: Mapping[str, Any], field: str = "containers") -> list[Mapping[str, Any]]:
+def spec_containers(pod: Mapping[str, Any], field: str = "containers") -> list[Container]:
+    """The named containers of ``spec.<field>`` (``containers`` or ``initContainers``)."""
     spec = pod.get("spec")
-    items = spec.get(field) if isinstance(spec, Mapping) else None
-    return [c for c in items or () if isinstance(c, Mapping) and c.get("name")]
+    items: Any = spec.get(field) if isinstance(spec, Mapping) else None
+    return [c for c in items or () if is_shape(c) and c.get("name")]
 
 
 def new_pod_memo(pod: Mapping[str, Any], node: str, host_ip: str, pod_ip: str, now: float) -> PodMemo:

@@ -30,6 +30,13 @@ class TimerHandle(Protocol):
         """Stop the callback from running; a no-op if it already ran or was cancelled."""
 
 
+class MonotonicTime(Protocol):
+    """A clock that is only read (expectations time out, nothing waits on them)."""
+
+    def now(self) -> float:
+        """Current monotonic time in seconds."""
+
+
 class Clock(Protocol):
     """Monotonic time plus the two ways to wait for it that the runtime needs.
 

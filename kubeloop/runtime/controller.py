@@ -25,7 +25,7 @@ from prometheus_client import REGISTRY, CollectorRegistry
 
 from kubeloop.client import ApiException, TransportError
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
-from kubeloop.runtime.handlers import EnqueueHandler, Mapper, Request, requests_for_object
+from kubeloop.runtime.handlers import BoundHandler, Handler, Mapper, Request, as_handler, requests_for_object
 from kubeloop.runtime.informers.informer import HandlerRegistration, SharedIndexInformer, wait_for_cache_sync
 from kubeloop.runtime.metrics import RESULTS, RuntimeMetrics
 from kubeloop.runtime.predicates import Predicate
@@ -93,11 +93,15 @@ class Controller:
 
     # -- wiring ---------------------------------------------------------------------------
     def watch(
-        self, informer: SharedIndexInformer, mapper: Mapper = requests_for_object, predicates: Iterable[Predicate] = ()
+        self,
+        informer: SharedIndexInformer,
+        handler: Handler | Mapper = requests_for_object,
+        predicates: Iterable[Predicate] = (),
     ) -> None:
-        """Enqueue the requests ``mapper`` gives for every event of ``informer`` passing ``predicates``."""
-        handler = EnqueueHandler(self.queue, mapper, predicates)
-        self._sources.append((informer, informer.add_event_handler(handler)))
+        """Give every event of ``informer`` passing ``predicates`` to ``handler`` with this
+        controller's queue (a mapper function enqueues the requests it gives)."""
+        bound = BoundHandler(as_handler(handler), self.queue, predicates)
+        self._sources.append((informer, informer.add_event_handler(bound)))
 
     # -- running --------------------------------------------------------------------------
     async def start(self) -> None:
@@ -122,7 +126,11 @@ class Controller:
         ]
 
     def has_synced(self) -> bool:
-        return self._started and all(informer.has_synced() for informer, _ in self._sources)
+        """Started, every watched cache listed, and every handler handed its initial list
+        (upstream's ``Kind.WaitForSync`` waits on the registration's ``HasSynced``)."""
+        return self._started and all(
+            informer.has_synced() and registration.has_synced() for informer, registration in self._sources
+        )
 
     async def stop(self, grace: float | None = None) -> None:
         """Stop taking new work, let in-flight reconciles finish, and wait for the workers.

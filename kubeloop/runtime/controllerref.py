@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from kubeloop.api.errorstatus import status_code
 from kubeloop.api.meta import (
@@ -36,7 +36,7 @@ from kubeloop.api.meta import (
     new_controller_ref,
     uid_of,
 )
-from kubeloop.client import ApiClient, Resource, is_not_found
+from kubeloop.client import Resource, is_not_found
 
 Obj = dict[str, Any]
 
@@ -139,8 +139,17 @@ class ControllerRefManager:
         return claimed
 
 
+class ClaimClient(Protocol):
+    """What a claim needs of the client: patch a dependent, read the owner (``ApiClient`` fits)."""
+
+    async def get(self, resource: Resource, name: str, /, *, namespace: str | None) -> Obj: ...
+
+    async def patch(self, resource: Resource, name: str, patch: Obj, /, *, patch_type: str,
+                    namespace: str | None) -> Obj: ...
+
+
 def controller_ref_manager(
-    client: ApiClient,
+    client: ClaimClient,
     owner: Obj,
     owner_resource: Resource,
     dependents: Resource,

@@ -25,10 +25,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from kubeloop.api.errorstatus import status_code
 from kubeloop.api.meta import format_time, metadata, now
+from kubeloop.api.shapes import ObjectReference
 from kubeloop.client import EVENTS, ApiClient
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 
@@ -176,7 +177,7 @@ class EventCorrelator:
         return True
 
 
-def object_reference(obj: Mapping[str, Any], *, kind: str = "", api_version: str = "") -> Obj:
+def object_reference(obj: Mapping[str, Any], *, kind: str = "", api_version: str = "") -> ObjectReference:
     """An ``involvedObject`` for ``obj``; pass kind/apiVersion for objects from lists, which lack them."""
     meta = metadata(obj)
     ref: Obj = {
@@ -187,7 +188,8 @@ def object_reference(obj: Mapping[str, Any], *, kind: str = "", api_version: str
         "apiVersion": api_version or obj.get("apiVersion", ""),
         "resourceVersion": meta.get("resourceVersion", ""),
     }
-    return {k: v for k, v in ref.items() if v}
+    # Empty fields are left out, as they are on the wire (omitempty).
+    return cast(ObjectReference, {k: v for k, v in ref.items() if v})
 
 
 class EventRecorder:

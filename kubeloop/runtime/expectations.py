@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kubeloop.runtime.clock import REAL_CLOCK, Clock
+from kubeloop.runtime.clock import REAL_CLOCK, MonotonicTime
 
 EXPECTATIONS_TIMEOUT = 300.0
 
@@ -43,7 +43,7 @@ class ControlleeExpectations:
 class ControllerExpectations:
     """Counts of expected creations and deletions, keyed by controller key (``ns/name``)."""
 
-    def __init__(self, clock: Clock = REAL_CLOCK, timeout: float = EXPECTATIONS_TIMEOUT) -> None:
+    def __init__(self, clock: MonotonicTime = REAL_CLOCK, timeout: float = EXPECTATIONS_TIMEOUT) -> None:
         self._clock = clock
         self._timeout = timeout
         self._records: dict[str, ControlleeExpectations] = {}
@@ -95,7 +95,7 @@ class ControllerExpectations:
 class UIDTrackingControllerExpectations(ControllerExpectations):
     """Controller expectations that track the keys of the objects expected to be deleted."""
 
-    def __init__(self, clock: Clock = REAL_CLOCK, timeout: float = EXPECTATIONS_TIMEOUT) -> None:
+    def __init__(self, clock: MonotonicTime = REAL_CLOCK, timeout: float = EXPECTATIONS_TIMEOUT) -> None:
         super().__init__(clock, timeout)
         self._deleting: dict[str, set[str]] = {}
 
@@ -133,7 +133,7 @@ class _ScaleRecord:
 class ScaleExpectations:
     """Per controller key, the names of objects whose creation or deletion is not yet seen."""
 
-    def __init__(self, clock: Clock = REAL_CLOCK) -> None:
+    def __init__(self, clock: MonotonicTime = REAL_CLOCK) -> None:
         self._clock = clock
         self._records: dict[str, _ScaleRecord] = {}
 

@@ -8,8 +8,13 @@ controller-runtime's spirit::
     await (mgr.controller("replicaset")
            .for_(REPLICA_SETS)
            .owns(PODS)
+           .watches(NODES, Funcs(update=on_node_update))
            .with_options(max_concurrent_reconciles=5)
            .complete(reconcile))
+
+``watches`` takes a mapper function or a :class:`~kubeloop.runtime.handlers.Handler` (such as
+:class:`~kubeloop.runtime.handlers.Funcs`) that is given each event with the controller's queue;
+every watch counts in the controller's cache-sync checks.
 
 ``/readyz`` answers 200 only once every controller's caches have synced. Stopping drains
 in-flight reconciles before the caches go away.
@@ -31,7 +36,7 @@ from kubeloop.client import ApiClient, Resource
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 from kubeloop.runtime.controller import Controller, Reconciler
 from kubeloop.runtime.events import ClientEventSink, EventRecorder
-from kubeloop.runtime.handlers import Mapper, requests_for_object, requests_for_owner
+from kubeloop.runtime.handlers import Handler, Mapper, requests_for_object, requests_for_owner
 from kubeloop.runtime.health import HealthServer
 from kubeloop.runtime.informers.factory import SharedInformerFactory
 from kubeloop.runtime.leaderelection import ClientLeaseLock, LeaderElectionConfig, LeaderElector
@@ -241,7 +246,7 @@ class ControllerBuilder:
         self._for: Resource | str | None = None
         self._for_predicates: tuple[Predicate, ...] = ()
         self._owns: list[tuple[Resource | str, tuple[Predicate, ...]]] = []
-        self._watches: list[tuple[Resource | str, Mapper, tuple[Predicate, ...]]] = []
+        self._watches: list[tuple[Resource | str, Handler | Mapper, tuple[Predicate, ...]]] = []
         self._global_predicates: tuple[Predicate, ...] = ()
         self._max_concurrent = 1
         self._rate_limiter: RateLimiter[Any] | None = None
@@ -259,9 +264,11 @@ class ControllerBuilder:
         return self
 
     def watches(
-        self, resource: Resource | str, mapper: Mapper, predicates: Iterable[Predicate] = ()
+        self, resource: Resource | str, handler: Handler | Mapper, predicates: Iterable[Predicate] = ()
     ) -> ControllerBuilder:
-        self._watches.append((resource, mapper, tuple(predicates)))
+        """Watch ``resource``: its events go to ``handler`` (a :class:`Handler`, e.g.
+        :class:`~kubeloop.runtime.handlers.Funcs`) or enqueue what a mapper function gives."""
+        self._watches.append((resource, handler, tuple(predicates)))
         return self
 
     def with_event_filter(self, *predicates: Predicate) -> ControllerBuilder:
@@ -306,8 +313,8 @@ class ControllerBuilder:
                 informer = await factory.informer_for(owned, namespace=self._namespace)
                 mapper = requests_for_owner(for_resource.group, for_resource.kind)
                 controller.watch(informer, mapper, (*self._global_predicates, *predicates))
-        for watched, mapper, predicates in self._watches:
+        for watched, handler, predicates in self._watches:
             informer = await factory.informer_for(watched, namespace=self._namespace)
-            controller.watch(informer, mapper, (*self._global_predicates, *predicates))
+            controller.watch(informer, handler, (*self._global_predicates, *predicates))
         mgr.add(controller)
         return controller

@@ -120,7 +120,7 @@ class RecordingClient:
 
 async def test_a_client_bound_manager_patches_dependents_and_reads_the_owner_live() -> None:
     client = RecordingClient(OWNER)
-    manager = controller_ref_manager(client, OWNER, REPLICA_SETS, PODS, lambda obj: True)  # type: ignore[arg-type]
+    manager = controller_ref_manager(client, OWNER, REPLICA_SETS, PODS, lambda obj: True)
     claimed = await manager.claim([pod("orphan"), pod("mine", owner_uid="owner-uid")])
     assert claimed == [{"metadata": {"name": "orphan", "patched": True}}, pod("mine", owner_uid="owner-uid")]
     ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "owner-uid",
@@ -134,7 +134,7 @@ async def test_a_client_bound_manager_patches_dependents_and_reads_the_owner_liv
 
 async def test_a_client_bound_manager_refuses_adoption_once_the_owner_is_gone() -> None:
     client = RecordingClient(None)
-    manager = controller_ref_manager(client, OWNER, REPLICA_SETS, PODS, lambda obj: True)  # type: ignore[arg-type]
+    manager = controller_ref_manager(client, OWNER, REPLICA_SETS, PODS, lambda obj: True)
     with pytest.raises(OwnerGoneError, match="original ns/rs is gone"):
         await manager.claim([pod("orphan")])
     assert [call[0] for call in client.calls] == ["get"]

@@ -24,7 +24,7 @@ class StepClock:
 
 def test_controller_expectations_lifecycle() -> None:
     clock = StepClock()
-    exp = ControllerExpectations(clock)  # type: ignore[arg-type]
+    exp = ControllerExpectations(clock)
     assert exp.satisfied("ns/rs")  # no record
     exp.expect_creations("ns/rs", 2)
     assert not exp.satisfied("ns/rs")
@@ -44,7 +44,7 @@ def test_controller_expectations_lifecycle() -> None:
 
 
 def test_raise_only_with_a_record() -> None:
-    exp = ControllerExpectations(StepClock())  # type: ignore[arg-type]
+    exp = ControllerExpectations(StepClock())
     exp.raise_expectations("k", 1, 0)
     assert exp.satisfied("k")
     exp.set_expectations("k", 0, 0)
@@ -53,7 +53,7 @@ def test_raise_only_with_a_record() -> None:
 
 
 def test_uid_tracking_counts_each_deletion_once() -> None:
-    exp = UIDTrackingControllerExpectations(StepClock())  # type: ignore[arg-type]
+    exp = UIDTrackingControllerExpectations(StepClock())
     exp.expect_deletions_of("ns/rs", ["ns/p1", "ns/p2"])
     exp.deletion_observed_of("ns/rs", "ns/p1")
     exp.deletion_observed_of("ns/rs", "ns/p1")  # seen again (update then delete)
@@ -68,7 +68,7 @@ def test_uid_tracking_counts_each_deletion_once() -> None:
 
 def test_scale_expectations() -> None:
     clock = StepClock()
-    exp = ScaleExpectations(clock)  # type: ignore[arg-type]
+    exp = ScaleExpectations(clock)
     assert exp.satisfied("cs")[0]
     exp.expect("cs", CREATE, "cs-a")
     exp.expect("cs", DELETE, "cs-b")

@@ -30,13 +30,13 @@ from kubeloop.client import (
     CONTROLLER_REVISIONS,
     PERSISTENT_VOLUME_CLAIMS,
     PODS,
-    ApiClient,
     Resource,
     is_already_exists,
     is_not_found,
 )
 from kubeloop.controllers.pod_guard import creation_refusal
-from kubeloop.runtime.events import NORMAL, WARNING, EventRecorder
+from kubeloop.runtime.collaborators import ObjectClient, Recorder
+from kubeloop.runtime.events import NORMAL, WARNING
 from kubeloop.runtime.expectations import CREATE, DELETE, ResourceVersionExpectations, ScaleExpectations
 from kubeloop.runtime.retry import DEFAULT_RETRY, retry_on_conflict
 
@@ -66,8 +66,8 @@ class CloneSetControl:
 
     def __init__(
         self,
-        client: ApiClient,
-        recorder: EventRecorder,
+        client: ObjectClient,
+        recorder: Recorder,
         scale: ScaleExpectations,
         versions: ResourceVersionExpectations,
         gates: CloneSetFeatureGates,

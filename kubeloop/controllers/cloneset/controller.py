@@ -4,11 +4,12 @@
     await add_cloneset_controller(manager, CloneSetControllerOptions(workers=3))
     await manager.start()
 
-The controller watches CloneSets (each event enqueues the CloneSet), and through its own
-handlers (:mod:`.handlers`) pods, PVCs and ControllerRevisions on the manager's shared
-informers. Pods and PVCs are indexed by the UIDs of their owner references, as upstream lists
-them. Feature gates and release-dependent behaviours are options, defaulting to OpenKruise
-v1.8's defaults.
+The controller watches CloneSets (each event enqueues the CloneSet, and feeds the
+expectations through :mod:`.handlers`), pods and PVCs through the handlers of :mod:`.handlers`,
+and ControllerRevisions (cached for the sync, no events acted on), all on the manager's shared
+informers and all counted in the controller's cache-sync checks. Pods and PVCs are indexed by
+the UIDs of their owner references, as upstream lists them. Feature gates and
+release-dependent behaviours are options, defaulting to OpenKruise v1.8's defaults.
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from kubeloop.api.meta import now
 from kubeloop.client import CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS
 from kubeloop.runtime.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations, ScaleExpectations
-from kubeloop.runtime.handlers import Request
+from kubeloop.runtime.handlers import Funcs
 from kubeloop.runtime.manager import Manager
 
 from .control import CLONESETS, CloneSetControl
@@ -55,12 +55,6 @@ class CloneSetControllerOptions:
     """Seconds after which pending scale expectations are dropped and the cache trusted."""
     write_concurrency: int = DEFAULT_WRITE_CONCURRENCY
     """Per-pod writes of one round (refresh, updates, deletions) in flight at once."""
-
-
-def _no_requests(obj: Mapping[str, Any]) -> list[Request]:
-    """A mapper enqueueing nothing: the informer is started and synced with the controller,
-    its events are handled by :class:`CloneSetEventHandlers`."""
-    return []
 
 
 @dataclass(frozen=True)
@@ -101,16 +95,15 @@ async def add_cloneset_controller(
         gates=opts.gates, behaviour=opts.behaviour, wall=opts.wall, rng=opts.rng,
         expectations_timeout=opts.expectations_timeout, write_concurrency=opts.write_concurrency,
     )
-    runtime_controller = await (
+    handlers = CloneSetEventHandlers(informers.clonesets, scale, versions)
+    await (
         manager.controller(NAME)
         .for_(CLONESETS)
-        .watches(PODS, _no_requests)
-        .watches(PERSISTENT_VOLUME_CLAIMS, _no_requests)
-        .watches(CONTROLLER_REVISIONS, _no_requests)
+        .watches(CLONESETS, handlers.cloneset_handler())
+        .watches(PODS, handlers.pod_handler())
+        .watches(PERSISTENT_VOLUME_CLAIMS, handlers.pvc_handler())
+        .watches(CONTROLLER_REVISIONS, Funcs())
         .with_options(max_concurrent_reconciles=opts.workers)
         .complete(sync.reconcile)
     )
-    handlers = CloneSetEventHandlers(informers.clonesets, scale, versions)
-    handlers.bind(runtime_controller.queue)
-    handlers.register(informers.pods, informers.pvcs, informers.clonesets)
     return CloneSetController(sync, handlers, control)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from kubeloop.api import kruise
 from kubeloop.api.labels import SelectorError, selector_from_label_selector
@@ -37,19 +37,14 @@ from kubeloop.api.meta import (
     resource_version_of,
     uid_of,
 )
+from kubeloop.runtime.collaborators import CachedObjects
 from kubeloop.runtime.expectations import CREATE, DELETE, ResourceVersionExpectations, ScaleExpectations
-from kubeloop.runtime.handlers import Request
-from kubeloop.runtime.informers import DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
+from kubeloop.runtime.handlers import Funcs, Queue, Request
+from kubeloop.runtime.informers import DeletedFinalStateUnknown
 
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-
-
-class Queue(Protocol):
-    """The part of the controller's work queue the handlers use."""
-
-    def add(self, item: Request) -> None: ...
 
 
 def is_cloneset_reference(reference: Mapping[str, Any] | None) -> bool:
@@ -66,39 +61,36 @@ def _unwrap(obj: Obj | DeletedFinalStateUnknown) -> Obj | None:
 class CloneSetEventHandlers:
     """The pod, PVC and CloneSet callbacks of one CloneSet controller.
 
-    ``clonesets`` is the shared CloneSet informer (for resolving owner references and
-    selectors); ``scale`` and ``versions`` are the controller's expectations. :meth:`bind`
-    hands over the work queue once the runtime controller exists.
+    ``clonesets`` is the shared CloneSet informer's cache (for resolving owner references and
+    selectors); ``scale`` and ``versions`` are the controller's expectations. The builder
+    registers :meth:`pod_handler`, :meth:`pvc_handler` and :meth:`cloneset_handler`, whose
+    functions get the controller's queue with each event.
     """
 
     def __init__(
         self,
-        clonesets: SharedIndexInformer,
+        clonesets: CachedObjects,
         scale: ScaleExpectations,
         versions: ResourceVersionExpectations,
     ) -> None:
         self.clonesets = clonesets
         self.scale = scale
         self.versions = versions
-        self._queue: Queue | None = None
 
-    def bind(self, queue: Queue) -> None:
-        self._queue = queue
+    def pod_handler(self) -> Funcs:
+        return Funcs(create=self.on_pod_add, update=self.on_pod_update, delete=self.on_pod_delete)
 
-    def register(
-        self, pods: SharedIndexInformer, pvcs: SharedIndexInformer, clonesets: SharedIndexInformer
-    ) -> None:
-        pods.add_event_handler(EventHandlerFuncs(add=self.on_pod_add, update=self.on_pod_update,
-                                                 delete=self.on_pod_delete))
-        pvcs.add_event_handler(EventHandlerFuncs(add=self.on_pvc_add, update=self.on_pvc_update,
-                                                 delete=self.on_pvc_delete))
-        clonesets.add_event_handler(EventHandlerFuncs(update=self.on_cloneset_update,
-                                                      delete=self.on_cloneset_delete))
+    def pvc_handler(self) -> Funcs:
+        return Funcs(create=self.on_pvc_add, update=self.on_pvc_update, delete=self.on_pvc_delete)
+
+    def cloneset_handler(self) -> Funcs:
+        """Expectation bookkeeping only: every CloneSet event also enqueues it through ``for_``."""
+        return Funcs(update=self.on_cloneset_update, delete=self.on_cloneset_delete)
 
     # -- helpers --------------------------------------------------------------------------
-    def _enqueue(self, cloneset: Mapping[str, Any]) -> None:
-        if self._queue is not None:
-            self._queue.add(Request(namespace_of(cloneset), name_of(cloneset)))
+    @staticmethod
+    def _enqueue(queue: Queue, cloneset: Mapping[str, Any]) -> None:
+        queue.add(Request(namespace_of(cloneset), name_of(cloneset)))
 
     def resolve(self, namespace: str, reference: Mapping[str, Any] | None) -> Obj | None:
         """The cached CloneSet a controller reference names (kind, group and UID must agree)."""
@@ -124,21 +116,21 @@ class CloneSetEventHandlers:
         return found
 
     # -- pods -----------------------------------------------------------------------------
-    def on_pod_add(self, pod: Obj, is_in_initial_list: bool = False) -> None:
+    def on_pod_add(self, pod: Obj, is_in_initial_list: bool, queue: Queue) -> None:
         if is_being_deleted(pod):
-            self.on_pod_delete(pod)
+            self.on_pod_delete(pod, queue)
             return
         reference = controller_of(pod)
         if reference is not None:
             owner = self.resolve(namespace_of(pod), reference)
             if owner is not None:
                 self.scale.observe(object_key(owner), CREATE, name_of(pod))
-                self._enqueue(owner)
+                self._enqueue(queue, owner)
             return
         for cloneset in self.matching_clonesets(pod):
-            self._enqueue(cloneset)
+            self._enqueue(queue, cloneset)
 
-    def on_pod_update(self, old: Obj, current: Obj) -> None:
+    def on_pod_update(self, old: Obj, current: Obj, queue: Queue) -> None:
         if resource_version_of(old) == resource_version_of(current):
             return
         self.versions.observe(uid_of(current), resource_version_of(current))
@@ -150,17 +142,17 @@ class CloneSetEventHandlers:
         if current_ref != old_ref and old_ref is not None:
             previous = self.resolve(namespace_of(old), old_ref)
             if previous is not None:
-                self._enqueue(previous)
+                self._enqueue(queue, previous)
         if current_ref is not None:
             owner = self.resolve(namespace_of(current), current_ref)
             if owner is not None:
-                self._enqueue(owner)
+                self._enqueue(queue, owner)
             return
         if labels_of(old) != labels_of(current) or current_ref != old_ref:
             for cloneset in self.matching_clonesets(current):
-                self._enqueue(cloneset)
+                self._enqueue(queue, cloneset)
 
-    def on_pod_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+    def on_pod_delete(self, obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
         pod = _unwrap(obj)
         if pod is None:
             return
@@ -169,10 +161,10 @@ class CloneSetEventHandlers:
             return
         self.scale.observe(object_key(owner), DELETE, name_of(pod))
         self.versions.delete(uid_of(pod))
-        self._enqueue(owner)
+        self._enqueue(queue, owner)
 
     # -- PVCs -----------------------------------------------------------------------------
-    def on_pvc_add(self, pvc: Obj, is_in_initial_list: bool = False) -> None:
+    def on_pvc_add(self, pvc: Obj, is_in_initial_list: bool, queue: Queue) -> None:
         owner = self.resolve(namespace_of(pvc), controller_of(pvc))
         if owner is None:
             return
@@ -180,30 +172,30 @@ class CloneSetEventHandlers:
             self.scale.observe(object_key(owner), DELETE, name_of(pvc))
         else:
             self.scale.observe(object_key(owner), CREATE, name_of(pvc))
-        self._enqueue(owner)
+        self._enqueue(queue, owner)
 
-    def on_pvc_update(self, old: Obj, current: Obj) -> None:
+    def on_pvc_update(self, old: Obj, current: Obj, queue: Queue) -> None:
         if not is_being_deleted(current) or is_being_deleted(old):
             return
         owner = self.resolve(namespace_of(current), controller_of(current))
         if owner is not None:
             self.scale.observe(object_key(owner), DELETE, name_of(current))
-            self._enqueue(owner)
+            self._enqueue(queue, owner)
 
-    def on_pvc_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+    def on_pvc_delete(self, obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
         pvc = _unwrap(obj)
         if pvc is None:
             return
         owner = self.resolve(namespace_of(pvc), controller_of(pvc))
         if owner is not None:
             self.scale.observe(object_key(owner), DELETE, name_of(pvc))
-            self._enqueue(owner)
+            self._enqueue(queue, owner)
 
     # -- CloneSets ------------------------------------------------------------------------
-    def on_cloneset_update(self, old: Obj, current: Obj) -> None:
+    def on_cloneset_update(self, old: Obj, current: Obj, queue: Queue) -> None:
         self.versions.observe(uid_of(current), resource_version_of(current))
 
-    def on_cloneset_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+    def on_cloneset_delete(self, obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
         key = obj.key if isinstance(obj, DeletedFinalStateUnknown) else object_key(obj)
         self.scale.delete(key)
         cloneset = _unwrap(obj)

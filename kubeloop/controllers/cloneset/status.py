@@ -14,6 +14,7 @@ from typing import Any
 from kubeloop.api import kruise
 from kubeloop.api.conditions import find_condition
 from kubeloop.api.meta import deep_copy, format_time, is_mapping, metadata, parse_time
+from kubeloop.api.shapes import Condition
 
 from .diffs import expected_updated_replicas
 from .podstate import equal_to_revision, is_cloneset_pod_available, is_pod_update_ready
@@ -179,8 +180,8 @@ def status_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     for key in (*_COUNTERS, "updateRevision", "currentRevision", "labelSelector"):
         if (old.get(key) or 0) != (new.get(key) or 0):
             return True
-    before = find_condition(old.get("conditions") or [], kruise.CONDITION_PROGRESSING)
-    after = find_condition(new.get("conditions") or [], kruise.CONDITION_PROGRESSING)
+    before: Condition | None = find_condition(old.get("conditions") or [], kruise.CONDITION_PROGRESSING)
+    after: Condition | None = find_condition(new.get("conditions") or [], kruise.CONDITION_PROGRESSING)
     if before is None or after is None:
         return (before is None) != (after is None)
     return before.get("status") != after.get("status") or before.get("reason") != after.get("reason")

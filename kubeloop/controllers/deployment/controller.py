@@ -23,12 +23,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from kubeloop.api.errorstatus import is_namespace_terminating
 from kubeloop.api.intstr import IntOrPercentError
 from kubeloop.api.meta import controller_of, name_of, namespace_of, now, uid_of
-from kubeloop.client import DEPLOYMENTS, PODS, REPLICA_SETS, ApiClient, is_conflict
+from kubeloop.client import DEPLOYMENTS, PODS, REPLICA_SETS, is_conflict
 from kubeloop.controllers.deployment import events
 from kubeloop.controllers.deployment.objects import RECREATE, strategy_type
 from kubeloop.controllers.deployment.selection import (
@@ -41,10 +41,10 @@ from kubeloop.controllers.deployment.selection import (
 )
 from kubeloop.controllers.deployment.strategy import UnsupportedStrategyError
 from kubeloop.controllers.deployment.sync import DEPLOYMENT_KIND, DeploymentSync, InvalidDeploymentError
+from kubeloop.runtime.collaborators import CachedObjects, ObjectClient, Recorder, RetryQueue
 from kubeloop.runtime.controller import Result
-from kubeloop.runtime.events import EventRecorder
-from kubeloop.runtime.handlers import Request
-from kubeloop.runtime.informers import DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
+from kubeloop.runtime.handlers import Funcs, Queue, Request
+from kubeloop.runtime.informers import DeletedFinalStateUnknown
 from kubeloop.runtime.manager import Manager
 
 log = logging.getLogger(__name__)
@@ -65,27 +65,16 @@ INVALID_OBJECT_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
-class Queue(Protocol):
-    def add(self, item: Request) -> None: ...
-
-    def num_requeues(self, item: Request) -> int: ...
-
-
-def no_requests(obj: Mapping[str, Any]) -> list[Request]:
-    """A mapper enqueueing nothing (the informer's events go to custom handlers)."""
-    return []
-
-
 class DeploymentController:
     """Event handlers and the reconcile function of the Deployment controller."""
 
     def __init__(
         self,
-        client: ApiClient,
-        deployments: SharedIndexInformer,
-        replica_sets: SharedIndexInformer,
-        pods: SharedIndexInformer,
-        recorder: EventRecorder,
+        client: ObjectClient,
+        deployments: CachedObjects,
+        replica_sets: CachedObjects,
+        pods: CachedObjects,
+        recorder: Recorder,
         *,
         wall: Callable[[], datetime] = now,
     ) -> None:
@@ -94,42 +83,44 @@ class DeploymentController:
         self.pods = pods
         self.recorder = recorder
         self.syncer = DeploymentSync(client, deployments, replica_sets, pods, recorder, wall)
-        self._queue: Queue | None = None
+        self._queue: RetryQueue | None = None
 
     # -- wiring ---------------------------------------------------------------------------
-    def bind(self, queue: Queue) -> None:
+    def bind(self, queue: RetryQueue) -> None:
+        """Hand over the work queue, whose retry counts :meth:`reconcile` reads."""
         self._queue = queue
 
-    def register_handlers(self) -> None:
-        self.replica_sets.add_event_handler(EventHandlerFuncs(
-            add=self.on_replica_set_add, update=self.on_replica_set_update, delete=self.on_replica_set_delete,
-        ))
-        self.pods.add_event_handler(EventHandlerFuncs(delete=self.on_pod_delete))
+    def replica_set_handler(self) -> Funcs:
+        return Funcs(create=self.on_replica_set_add, update=self.on_replica_set_update,
+                     delete=self.on_replica_set_delete)
 
-    def _enqueue_all(self, deployments: Iterable[Mapping[str, Any]]) -> None:
-        if self._queue is None:
-            return
+    def pod_handler(self) -> Funcs:
+        return Funcs(delete=self.on_pod_delete)
+
+    @staticmethod
+    def _enqueue_all(queue: Queue, deployments: Iterable[Mapping[str, Any]]) -> None:
         for deployment in deployments:
-            self._queue.add(Request(namespace_of(deployment), name_of(deployment)))
+            queue.add(Request(namespace_of(deployment), name_of(deployment)))
 
     def _namespace_deployments(self, obj: Mapping[str, Any]) -> list[Obj]:
         return self.deployments.indexer.by_namespace(namespace_of(obj))
 
     # -- handlers -------------------------------------------------------------------------
-    def on_replica_set_add(self, replica_set: Obj, is_in_initial_list: bool = False) -> None:
-        self._enqueue_all(deployments_for_replica_set_added(replica_set, self._namespace_deployments(replica_set)))
+    def on_replica_set_add(self, replica_set: Obj, is_in_initial_list: bool, queue: Queue) -> None:
+        deployments = deployments_for_replica_set_added(replica_set, self._namespace_deployments(replica_set))
+        self._enqueue_all(queue, deployments)
 
-    def on_replica_set_update(self, old: Obj, current: Obj) -> None:
+    def on_replica_set_update(self, old: Obj, current: Obj, queue: Queue) -> None:
         deployments = self._namespace_deployments(current)
-        self._enqueue_all(deployments_for_replica_set_updated(old, current, deployments))
+        self._enqueue_all(queue, deployments_for_replica_set_updated(old, current, deployments))
 
-    def on_replica_set_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+    def on_replica_set_delete(self, obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
         replica_set = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if replica_set is not None:
             deployments = self._namespace_deployments(replica_set)
-            self._enqueue_all(deployments_for_replica_set_deleted(replica_set, deployments))
+            self._enqueue_all(queue, deployments_for_replica_set_deleted(replica_set, deployments))
 
-    def on_pod_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+    def on_pod_delete(self, obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if pod is None:
             return
@@ -150,7 +141,7 @@ class DeploymentController:
         ]
         pod_map = pods_by_replica_set_uid(deployment, owned, self.pods.indexer.by_namespace(namespace))
         if recreate_needs_sync_after_pod_deletion(deployment, pod_map):
-            self._enqueue_all([deployment])
+            self._enqueue_all(queue, [deployment])
 
     # -- reconcile ------------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result | None:
@@ -190,13 +181,12 @@ async def add_deployment_controller(
     runtime_controller = await (
         manager.controller(NAME)
         .for_(DEPLOYMENTS)
-        .watches(REPLICA_SETS, no_requests)
-        .watches(PODS, no_requests)
+        .watches(REPLICA_SETS, controller.replica_set_handler())
+        .watches(PODS, controller.pod_handler())
         .with_options(max_concurrent_reconciles=workers)
         .complete(controller.reconcile)
     )
     controller.bind(runtime_controller.queue)
-    controller.register_handlers()
     return controller
 
 

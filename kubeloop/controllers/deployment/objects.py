@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from kubeloop.api.meta import metadata, parse_time
+from kubeloop.api.meta import is_shape, metadata, parse_time
 from kubeloop.api.nested import section
+from kubeloop.api.shapes import PodTemplateSpec
 
 Obj = dict[str, Any]
 
@@ -110,6 +111,7 @@ def collision_count(deployment: Mapping[str, Any]) -> int | None:
     return optional_int_field(section(deployment, "status"), "collisionCount")
 
 
-def pod_template(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def pod_template(obj: Mapping[str, Any]) -> PodTemplateSpec:
     """``spec.template`` of a Deployment or ReplicaSet (empty mapping when absent)."""
-    return section(obj, "spec", "template")
+    template: Any = section(obj, "spec", "template")
+    return template if is_shape(template) else {}

@@ -24,7 +24,7 @@ from kubeloop.api.errorstatus import is_namespace_terminating
 from kubeloop.api.labels import Selector
 from kubeloop.api.meta import deep_copy, is_being_deleted, labels_of, name_of, namespace_of, uid_of
 from kubeloop.api.nested import section
-from kubeloop.client import DEPLOYMENTS, REPLICA_SETS, ApiClient, is_already_exists, is_not_found
+from kubeloop.client import DEPLOYMENTS, REPLICA_SETS, is_already_exists, is_not_found
 from kubeloop.controllers.deployment import events
 from kubeloop.controllers.deployment.annotations import rollback_revision_requested
 from kubeloop.controllers.deployment.new_replica_set import (
@@ -62,10 +62,9 @@ from kubeloop.controllers.deployment.status import (
 )
 from kubeloop.controllers.deployment.strategy import UnsupportedStrategyError
 from kubeloop.controllers.deployment.templates import find_new_replica_set, find_old_replica_sets
+from kubeloop.runtime.collaborators import CachedObjects, ObjectClient, Recorder
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.controllerref import controller_ref_manager
-from kubeloop.runtime.events import EventRecorder
-from kubeloop.runtime.informers import SharedIndexInformer
 
 log = logging.getLogger(__name__)
 
@@ -86,11 +85,11 @@ class DeploymentSync:
 
     def __init__(
         self,
-        client: ApiClient,
-        deployments: SharedIndexInformer,
-        replica_sets: SharedIndexInformer,
-        pods: SharedIndexInformer,
-        recorder: EventRecorder,
+        client: ObjectClient,
+        deployments: CachedObjects,
+        replica_sets: CachedObjects,
+        pods: CachedObjects,
+        recorder: Recorder,
         wall: Callable[[], datetime],
     ) -> None:
         self.client = client

@@ -14,17 +14,17 @@ deleted only when it is gone, as upstream does.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
-from kubeloop.api.meta import namespace_of
-from kubeloop.client import ENDPOINTS, PODS, SERVICES, ApiClient, is_already_exists, is_conflict, is_not_found
+from kubeloop.client import ENDPOINTS, PODS, SERVICES, is_already_exists, is_conflict, is_not_found
 from kubeloop.controllers.endpoints.plan import plan_endpoints
-from kubeloop.controllers.endpoints.pods import selects, service_selector, services_selecting
-from kubeloop.controllers.endpoints.triggertime import TriggerTimeTracker
+from kubeloop.controllers.endpointutil.pods import service_selector
+from kubeloop.controllers.endpointutil.services import pod_mapper, pods_of
+from kubeloop.controllers.endpointutil.triggertime import TriggerTimeTracker
+from kubeloop.runtime.collaborators import CachedObjects, ObjectClient
 from kubeloop.runtime.controller import Result
-from kubeloop.runtime.handlers import Request
-from kubeloop.runtime.informers import NAMESPACE_INDEX, DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
+from kubeloop.runtime.handlers import Funcs, Queue, Request
+from kubeloop.runtime.informers import DeletedFinalStateUnknown
 from kubeloop.runtime.manager import Manager
 
 log = logging.getLogger(__name__)
@@ -33,50 +33,30 @@ NAME = "endpoint"
 Obj = dict[str, Any]
 
 
-def pods_of(pods: SharedIndexInformer, service: Mapping[str, Any], selector: Mapping[str, str]) -> list[Obj]:
-    """The cached pods of the Service's namespace its selector matches."""
-    return [pod for pod in pods.indexer.by_index(NAMESPACE_INDEX, namespace_of(service)) if selects(selector, pod)]
-
-
-def pod_mapper(services: SharedIndexInformer) -> Any:
-    """Pod -> the Services (by the cache) selecting it."""
-
-    def mapper(pod: Obj) -> list[Request]:
-        candidates = services.indexer.by_index(NAMESPACE_INDEX, namespace_of(pod))
-        return [Request.for_object(dict(s)) for s in services_selecting(pod, candidates)]
-
-    return mapper
-
-
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 
 
-def no_requests(obj: Obj) -> list[Request]:
-    """Registers the Endpoints informer with the controller; its events go to :func:`endpoints_handler`."""
-    return []
-
-
-def endpoints_handler(queue: Any) -> EventHandlerFuncs:
+def endpoints_handler() -> Funcs:
     """Enqueue the Service of an Endpoints object that was deleted or was there at start."""
 
-    def on_add(obj: Obj, is_in_initial_list: bool) -> None:
+    def on_add(obj: Obj, is_in_initial_list: bool, queue: Queue) -> None:
         annotations = (obj.get("metadata") or {}).get("annotations") or {}
         if is_in_initial_list and LEADER_ANNOTATION not in annotations:
             queue.add(Request.for_object(obj))
 
-    def on_delete(obj: Obj | DeletedFinalStateUnknown) -> None:
+    def on_delete(obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
         actual = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if actual is not None:
             queue.add(Request.for_object(actual))
 
-    return EventHandlerFuncs(add=on_add, delete=on_delete)
+    return Funcs(create=on_add, delete=on_delete)
 
 
 class EndpointsController:
     """The reconcile function of the Endpoints controller over shared informers."""
 
-    def __init__(self, client: ApiClient, services: SharedIndexInformer, pods: SharedIndexInformer,
-                 endpoints: SharedIndexInformer) -> None:
+    def __init__(self, client: ObjectClient, services: CachedObjects, pods: CachedObjects,
+                 endpoints: CachedObjects) -> None:
         self.client = client
         self.services = services
         self.pods = pods
@@ -122,13 +102,12 @@ async def add_endpoints_controller(manager: Manager, *, workers: int = 5) -> End
     pods = await manager.factory.informer_for(PODS)
     endpoints = await manager.factory.informer_for(ENDPOINTS)
     controller = EndpointsController(manager.client, services, pods, endpoints)
-    runtime_controller = await (
+    await (
         manager.controller(NAME)
         .for_(SERVICES)
         .watches(PODS, pod_mapper(services))
-        .watches(ENDPOINTS, no_requests)
+        .watches(ENDPOINTS, endpoints_handler())
         .with_options(max_concurrent_reconciles=workers)
         .complete(controller.reconcile)
     )
-    endpoints.add_event_handler(endpoints_handler(runtime_controller.queue))
     return controller

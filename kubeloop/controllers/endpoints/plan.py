@@ -21,7 +21,7 @@ from typing import Any
 
 from kubeloop.api.meta import annotations_of, labels_of, name_of, namespace_of
 from kubeloop.api.pods import is_pod_ready, node_name
-from kubeloop.controllers.endpoints.pods import (
+from kubeloop.controllers.endpointutil.pods import (
     HEADLESS_LABEL,
     TRIGGER_TIME_ANNOTATION,
     find_port,

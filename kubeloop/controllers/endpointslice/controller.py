@@ -16,15 +16,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.api.meta import labels_of, name_of, namespace_of
-from kubeloop.client import PODS, SERVICES, ApiClient, Resource, is_conflict, is_not_found
-from kubeloop.controllers.endpoints.controller import pod_mapper, pods_of
-from kubeloop.controllers.endpoints.pods import service_selector
-from kubeloop.controllers.endpoints.triggertime import TriggerTimeTracker
+from kubeloop.client import PODS, SERVICES, Resource, is_conflict, is_not_found
 from kubeloop.controllers.endpointslice.plan import CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, plan_slices
 from kubeloop.controllers.endpointslice.tracker import SliceTracker
+from kubeloop.controllers.endpointutil.pods import service_selector
+from kubeloop.controllers.endpointutil.services import pod_mapper, pods_of
+from kubeloop.controllers.endpointutil.triggertime import TriggerTimeTracker
+from kubeloop.runtime.collaborators import CachedObjects, ObjectClient
 from kubeloop.runtime.controller import Result
-from kubeloop.runtime.handlers import Request
-from kubeloop.runtime.informers import DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
+from kubeloop.runtime.handlers import Funcs, Request
+from kubeloop.runtime.informers import DeletedFinalStateUnknown
 from kubeloop.runtime.manager import Manager
 
 log = logging.getLogger(__name__)
@@ -56,8 +57,8 @@ def slice_to_service(slice_: Obj) -> list[Request]:
 class EndpointSliceController:
     """The reconcile function of the EndpointSlice controller over shared informers."""
 
-    def __init__(self, client: ApiClient, services: SharedIndexInformer, pods: SharedIndexInformer,
-                 slices: SharedIndexInformer) -> None:
+    def __init__(self, client: ObjectClient, services: CachedObjects, pods: CachedObjects,
+                 slices: CachedObjects) -> None:
         self.client = client
         self.services = services
         self.pods = pods
@@ -121,8 +122,8 @@ async def add_endpoint_slice_controller(manager: Manager, *, workers: int = 5) -
         .for_(SERVICES)
         .watches(PODS, pod_mapper(services))
         .watches(ENDPOINT_SLICES, slice_to_service)
+        .watches(ENDPOINT_SLICES, Funcs(delete=lambda obj, _queue: controller.on_slice_deleted(obj)))
         .with_options(max_concurrent_reconciles=workers)
         .complete(controller.reconcile)
     )
-    slices.add_event_handler(EventHandlerFuncs(delete=controller.on_slice_deleted))
     return controller

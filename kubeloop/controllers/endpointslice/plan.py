@@ -35,7 +35,7 @@ from typing import Any
 
 from kubeloop.api.meta import controller_of, is_being_deleted, labels_of, name_of, namespace_of, uid_of
 from kubeloop.api.pods import is_pod_ready, node_name
-from kubeloop.controllers.endpoints.pods import (
+from kubeloop.controllers.endpointutil.pods import (
     HEADLESS_LABEL,
     TRIGGER_TIME_ANNOTATION,
     find_port,

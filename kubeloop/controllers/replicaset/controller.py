@@ -22,7 +22,7 @@ import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from kubeloop.api.errorstatus import is_namespace_terminating
 from kubeloop.api.labels import Selector, SelectorError, selector_from_label_selector
@@ -40,7 +40,8 @@ from kubeloop.api.meta import (
 )
 from kubeloop.api.nested import section
 from kubeloop.api.pods import node_name
-from kubeloop.client import PODS, REPLICA_SETS, ApiClient, is_conflict, is_not_found
+from kubeloop.client import PODS, REPLICA_SETS, is_conflict, is_not_found
+from kubeloop.controllers.kubegates import kube_gate
 from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to_manage, slow_start_batch
 from kubeloop.controllers.replicaset.podcontrol import (
     REPLICA_SET_API_VERSION,
@@ -61,12 +62,13 @@ from kubeloop.controllers.replicaset.status import (
 )
 from kubeloop.controllers.replicaset.tally import OwnedPodTally
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
+from kubeloop.runtime.collaborators import CachedObjects, ObjectClient, Recorder
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.controllerref import controller_ref_manager
-from kubeloop.runtime.events import NORMAL, WARNING, EventRecorder
+from kubeloop.runtime.events import NORMAL, WARNING
 from kubeloop.runtime.expectations import UIDTrackingControllerExpectations
-from kubeloop.runtime.handlers import Request
-from kubeloop.runtime.informers import NAMESPACE_INDEX, DeletedFinalStateUnknown, EventHandlerFuncs, SharedIndexInformer
+from kubeloop.runtime.handlers import Funcs, Queue, Request
+from kubeloop.runtime.informers import NAMESPACE_INDEX, DeletedFinalStateUnknown
 from kubeloop.runtime.manager import Manager
 from kubeloop.runtime.retry import Backoff, retry_on_conflict
 
@@ -87,14 +89,6 @@ STATUS_UPDATE_RETRY = Backoff(steps=2, duration=0)
 POD_CONTROLLER_INDEX = "replicaset-controller/pod-controller"
 """Pods by ``<namespace>/<controller uid>``, and by ``<namespace>/`` for pods with no controller."""
 COMPONENT = "replicaset-controller"
-
-
-class Queue(Protocol):
-    """The part of the controller's work queue the handlers use."""
-
-    def add(self, item: Request) -> None: ...
-
-    def add_after(self, item: Request, seconds: float) -> None: ...
 
 
 class InvalidObjectError(ValueError):
@@ -141,18 +135,19 @@ def pod_controller_index(pod: Mapping[str, Any]) -> list[str]:
 class ReplicaSetController:
     """Handlers and the reconcile function of the ReplicaSet controller.
 
-    ``replica_sets`` and ``pods`` are shared informers (cluster-wide or one namespace);
-    :meth:`bind` hands over the work queue once the runtime controller exists, and
-    :meth:`register_handlers` attaches the pod and ReplicaSet handlers. ``wall`` gives the
-    current time for availability (``minReadySeconds``) and condition timestamps.
+    ``replica_sets`` and ``pods`` are the caches of shared informers (cluster-wide or one
+    namespace); :meth:`pod_handler` and :meth:`replica_set_handler` are the handlers the
+    builder registers on them, and :meth:`attach_cache_listeners` hooks the pod cache's change
+    listener. ``wall`` gives the current time for availability (``minReadySeconds``) and
+    condition timestamps.
     """
 
     def __init__(
         self,
-        client: ApiClient,
-        replica_sets: SharedIndexInformer,
-        pods: SharedIndexInformer,
-        recorder: EventRecorder,
+        client: ObjectClient,
+        replica_sets: CachedObjects,
+        pods: CachedObjects,
+        recorder: Recorder,
         *,
         clock: Clock = REAL_CLOCK,
         wall: Callable[[], datetime] = now,
@@ -173,27 +168,25 @@ class ReplicaSetController:
         self.ranking_facts = RankingFactsCache()
         self._selectors: dict[str, tuple[Any, Selector]] = {}
         self._tallies: dict[str, OwnedPodTally] = {}
-        self._queue: Queue | None = None
 
     # -- wiring ---------------------------------------------------------------------------
-    def bind(self, queue: Queue) -> None:
-        self._queue = queue
-
-    def register_handlers(self) -> None:
+    def attach_cache_listeners(self) -> None:
         self.pods.indexer.add_change_listener(self._on_pod_stored)
-        self.pods.add_event_handler(
-            EventHandlerFuncs(add=self.on_pod_add, update=self.on_pod_update, delete=self.on_pod_removed)
-        )
-        self.replica_sets.add_event_handler(EventHandlerFuncs(delete=self.on_replica_set_delete))
 
-    def _enqueue(self, replica_set: Mapping[str, Any], after: float | None = None) -> None:
-        if self._queue is None:
-            return
+    def pod_handler(self) -> Funcs:
+        return Funcs(create=self.on_pod_add, update=self.on_pod_update, delete=self.on_pod_removed)
+
+    def replica_set_handler(self) -> Funcs:
+        """Deletions only: every ReplicaSet event also enqueues it through ``for_``."""
+        return Funcs(delete=self.on_replica_set_delete)
+
+    @staticmethod
+    def _enqueue(queue: Queue, replica_set: Mapping[str, Any], after: float | None = None) -> None:
         request = Request(namespace_of(replica_set), name_of(replica_set))
         if after is None:
-            self._queue.add(request)
+            queue.add(request)
         else:
-            self._queue.add_after(request, after)
+            queue.add_after(request, after)
 
     # -- handlers -------------------------------------------------------------------------
     def _on_pod_stored(self, key: str, old: Obj | None, new: Obj | None) -> None:
@@ -204,7 +197,7 @@ class ReplicaSetController:
         for pod in (old, new):
             reference = controller_of(pod) if pod is not None else None
             if reference is not None:
-                tally = tallies.get(reference.get("uid"))  # type: ignore[arg-type]
+                tally = tallies.get(reference.get("uid", ""))
                 if tally is not None:
                     tally.mark(key)
 
@@ -227,29 +220,29 @@ class ReplicaSetController:
                 found.append(replica_set)
         return found
 
-    def on_pod_add(self, pod: Obj, is_in_initial_list: bool = False) -> None:
+    def on_pod_add(self, pod: Obj, is_in_initial_list: bool, queue: Queue) -> None:
         if is_being_deleted(pod):
             # Seen for the first time already deleting (e.g. after a restart): a deletion.
-            self.on_pod_delete(pod)
+            self.on_pod_delete(pod, queue)
             return
         owner_ref = controller_of(pod)
         if owner_ref is not None:
             owner = self.resolve_controller(namespace_of(pod), owner_ref)
             if owner is not None:
                 self.expectations.creation_observed(object_key(owner))
-                self._enqueue(owner)
+                self._enqueue(queue, owner)
             return
         for replica_set in self.replica_sets_for_orphan(pod):
-            self._enqueue(replica_set)
+            self._enqueue(queue, replica_set)
 
-    def on_pod_update(self, old: Obj, current: Obj) -> None:
+    def on_pod_update(self, old: Obj, current: Obj, queue: Queue) -> None:
         if resource_version_of(old) == resource_version_of(current):
             return
         labels_changed = labels_of(old) != labels_of(current)
         if is_being_deleted(current):
-            self.on_pod_delete(current)
+            self.on_pod_delete(current, queue)
             if labels_changed:
-                self.on_pod_delete(old)
+                self.on_pod_delete(old, queue)
             return
         if not labels_changed and pod_facts(old) == self.pod_facts.facts(current):
             # Nothing a sync reads for claim or status changed (e.g. the pod was bound to a
@@ -260,29 +253,29 @@ class ReplicaSetController:
         if ref_changed and old_ref is not None:
             previous = self.resolve_controller(namespace_of(old), old_ref)
             if previous is not None:
-                self._enqueue(previous)
+                self._enqueue(queue, previous)
         if current_ref is not None:
             owner = self.resolve_controller(namespace_of(current), current_ref)
             if owner is not None:
-                self._enqueue(owner)
+                self._enqueue(queue, owner)
                 min_ready = _int(section(owner, "spec").get("minReadySeconds"), 0)
                 recheck = became_ready_recheck_after(old, current, min_ready)
                 if recheck is not None:
-                    self._enqueue(owner, recheck.total_seconds())
+                    self._enqueue(queue, owner, recheck.total_seconds())
             return
         if labels_changed or ref_changed:
             for replica_set in self.replica_sets_for_orphan(current):
-                self._enqueue(replica_set)
+                self._enqueue(queue, replica_set)
 
-    def on_pod_removed(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+    def on_pod_removed(self, obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
         """The informer's delete event: forget the pod's cached facts, then :meth:`on_pod_delete`."""
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if pod is not None:
             self.pod_facts.forget(pod)
             self.ranking_facts.forget(pod)
-        self.on_pod_delete(obj)
+        self.on_pod_delete(obj, queue)
 
-    def on_pod_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+    def on_pod_delete(self, obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
         pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         if pod is None:
             return
@@ -290,16 +283,16 @@ class ReplicaSetController:
         if owner is None:
             return
         self.expectations.deletion_observed_of(object_key(owner), object_key(pod))
-        self._enqueue(owner)
+        self._enqueue(queue, owner)
 
-    def on_replica_set_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+    def on_replica_set_delete(self, obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
         replica_set = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         key = obj.key if isinstance(obj, DeletedFinalStateUnknown) else object_key(obj)
         self.expectations.delete_expectations(key)
         if replica_set is not None:
             self._selectors.pop(uid_of(replica_set), None)
             self._tallies.pop(uid_of(replica_set), None)
-            self._enqueue(replica_set)
+            self._enqueue(queue, replica_set)
 
     # -- sync -----------------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result | None:
@@ -541,19 +534,12 @@ class ReplicaSetController:
                             api_version=REPLICA_SET_API_VERSION)
 
 
-def no_requests(obj: Mapping[str, Any]) -> list[Request]:
-    """A mapper enqueueing nothing: registers an informer with a controller (started, synced)
-    whose events are handled by custom handlers instead."""
-    return []
-
-
 async def add_replica_set_controller(
     manager: Manager, *, workers: int = 5, wall: Callable[[], datetime] = now,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> ReplicaSetController:
     """Build the ReplicaSet controller on ``manager``'s shared informers and register it
-    (``feature_gates``: upstream names, see :data:`kubeloop.controllers.KUBE_GATES`)."""
-    from kubeloop.controllers import kube_gate
+    (``feature_gates``: upstream names, see :data:`kubeloop.controllers.kubegates.KUBE_GATES`)."""
 
     replica_sets = await manager.factory.informer_for(REPLICA_SETS)
     pods = await manager.factory.informer_for(PODS, indexers={POD_CONTROLLER_INDEX: pod_controller_index})
@@ -561,13 +547,13 @@ async def add_replica_set_controller(
         manager.client, replica_sets, pods, manager.recorder(COMPONENT), clock=manager.clock, wall=wall,
         terminating_replicas=kube_gate(feature_gates, "DeploymentReplicaSetTerminatingReplicas"),
     )
-    runtime_controller = await (
+    controller.attach_cache_listeners()
+    await (
         manager.controller(NAME)
         .for_(REPLICA_SETS)
-        .watches(PODS, no_requests)
+        .watches(REPLICA_SETS, controller.replica_set_handler())
+        .watches(PODS, controller.pod_handler())
         .with_options(max_concurrent_reconciles=workers)
         .complete(controller.reconcile)
     )
-    controller.bind(runtime_controller.queue)
-    controller.register_handlers()
     return controller

@@ -6,6 +6,7 @@ from typing import Any
 
 from controller_kit import NAMESPACE, mark_pods_ready, pod_template
 
+from kubeloop.api.conditions import find_condition, status_conditions
 from kubeloop.client import DEPLOYMENTS, REPLICA_SETS, ApiClient
 from kubeloop.controllers.deployment.annotations import REVISION
 from kubeloop.controllers.deployment.status import deployment_complete
@@ -101,3 +102,9 @@ def condition(d: Obj, type_: str) -> Obj | None:
         if item.get("type") == type_:
             return dict(item)
     return None
+
+
+def condition_reason(d: Obj, type_: str) -> str | None:
+    """The reason of the Deployment's condition of that type (``None`` without one)."""
+    found = find_condition(status_conditions(d), type_)
+    return found.get("reason") if found is not None else None

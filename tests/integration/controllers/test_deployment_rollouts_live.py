@@ -9,6 +9,7 @@ from deployment_kit import (
     LABELS,
     RolloutWatcher,
     condition,
+    condition_reason,
     deployment,
     get_deployment,
     image_of,
@@ -50,8 +51,8 @@ async def test_new_deployment_creates_a_labelled_replica_set(client: ApiClient, 
     assert annotations[REVISION] == "1" and annotations[DESIRED_REPLICAS] == "5" and annotations[MAX_REPLICAS] == "7"
     pods = await list_pods(client, LABELS)
     assert len(pods) == 5 and all(p["metadata"]["labels"][POD_TEMPLATE_HASH] == hash_label for p in pods)
-    assert condition(done, "Available")["reason"] == "MinimumReplicasAvailable"  # type: ignore[index]
-    assert condition(done, "Progressing")["reason"] == "NewReplicaSetAvailable"  # type: ignore[index]
+    assert condition_reason(done, "Available") == "MinimumReplicasAvailable"
+    assert condition_reason(done, "Progressing") == "NewReplicaSetAvailable"
 
     async def scaling_event() -> bool:
         items = (await client.list(EVENTS, namespace=NAMESPACE))["items"]
@@ -132,12 +133,13 @@ async def test_proportional_scaling_mid_rollout(client: ApiClient, runner: Contr
     watcher = RolloutWatcher(client, "prop")
     first = await eventually(lambda: watcher.complete(revision="1", check_rolling=False))
     first_rs = await new_replica_set(client, first)
+    assert first_rs is not None
     await set_image(client, "prop", "webserver:404")
 
     async def stuck_at_8_and_5() -> object:
         d = await get_deployment(client, "prop")
         second = await new_replica_set(client, d)
-        old = await client.get("replicasets", first_rs["metadata"]["name"], namespace=NAMESPACE)  # type: ignore[index]
+        old = await client.get("replicasets", first_rs["metadata"]["name"], namespace=NAMESPACE)
         return second is not None and second["spec"]["replicas"] == 5 and old["spec"]["replicas"] == 8 \
             and old["status"].get("availableReplicas") == 8
 
@@ -302,11 +304,11 @@ async def test_min_ready_seconds_change_reaches_the_replica_set(client: ApiClien
 
     await eventually(ready_not_available)
     d = await get_deployment(client, "avail")
-    assert condition(d, "Available")["reason"] == "MinimumReplicasUnavailable"  # type: ignore[index]
+    assert condition_reason(d, "Available") == "MinimumReplicasUnavailable"
     await client.patch(DEPLOYMENTS, "avail", {"spec": {"minReadySeconds": 1}}, namespace=NAMESPACE)
     await eventually(lambda: _status_is(client, "avail", (3, 3, 3, 3, 0)), what="available after the change")
     d = await get_deployment(client, "avail")
-    assert condition(d, "Available")["reason"] == "MinimumReplicasAvailable"  # type: ignore[index]
+    assert condition_reason(d, "Available") == "MinimumReplicasAvailable"
     rs = await new_replica_set(client, d)
     assert rs is not None and rs["spec"]["minReadySeconds"] == 1
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from kubeloop.client import ApiClient, ClientConfig, Clock, MockResponse, MockTransport, Request
 
@@ -33,10 +34,10 @@ class FakeClock:
 Handler = Callable[[Request], MockResponse]
 
 
-def mock_client(handler: Handler, clock: Clock | None = None, **config: object) -> tuple[ApiClient, MockTransport]:
+def mock_client(handler: Handler, clock: Clock | None = None, **config: Any) -> tuple[ApiClient, MockTransport]:
     """An ApiClient on a MockTransport, rate limiting off unless the test asks for it."""
-    settings: dict[str, object] = {"server": "https://k8s.example:6443", "qps": 0}
+    settings: dict[str, Any] = {"server": "https://k8s.example:6443", "qps": 0}
     settings.update(config)
     transport = MockTransport(handler)
-    client = ApiClient(ClientConfig(**settings), transport=transport, clock=clock or FakeClock())  # type: ignore[arg-type]
+    client = ApiClient(ClientConfig(**settings), transport=transport, clock=clock or FakeClock())
     return client, transport

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from kubeloop.client import Conflict, NotFound, Resource
 from kubeloop.runtime.handlers import Request
-from kubeloop.runtime.informers import SharedIndexInformer
+from kubeloop.runtime.informers import ListPage, SharedIndexInformer
 
 Obj = dict[str, Any]
 
@@ -16,15 +16,17 @@ Obj = dict[str, Any]
 class NoListerWatcher:
     """Informers in these tests are filled by hand; nothing is ever listed or watched."""
 
-    async def list(self, **_: Any) -> Any:
+    async def list(self, *, resource_version: str | None, limit: int | None, continue_token: str | None) -> ListPage:
         raise AssertionError("not used")
 
-    def watch(self, **_: Any) -> Any:
+    def watch(
+        self, *, resource_version: str, timeout_seconds: int | None, allow_bookmarks: bool
+    ) -> AsyncIterator[tuple[str, Obj]]:
         raise AssertionError("not used")
 
 
 def cache(*objects: Obj) -> SharedIndexInformer:
-    informer = SharedIndexInformer(NoListerWatcher(), name="fake")  # type: ignore[arg-type]
+    informer = SharedIndexInformer(NoListerWatcher(), name="fake")
     for obj in objects:
         informer.indexer.upsert(obj)
     return informer
@@ -35,12 +37,12 @@ class FakeApi:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, str]] = []
-        self.bodies: list[Obj] = []
+        self.bodies: list[Mapping[str, Any]] = []
         self.objects: dict[tuple[str, str], Obj] = {}
         self.fail: Callable[[str, str, str], Exception | None] = lambda verb, plural, name: None
         self._names = itertools.count()
 
-    def _record(self, verb: str, resource: Resource | str, name: str, body: Obj | None = None) -> None:
+    def _record(self, verb: str, resource: Resource | str, name: str, body: Mapping[str, Any] | None = None) -> None:
         plural = resource if isinstance(resource, str) else resource.plural
         self.calls.append((verb, plural, name))
         if body is not None:
@@ -60,22 +62,24 @@ class FakeApi:
             raise NotFound(code=404, reason="NotFound", message=f"{name} not found")
         return found
 
-    async def create(self, resource: Resource | str, obj: Obj, *, namespace: str | None = None) -> Obj:
+    async def create(self, resource: Resource | str, obj: Mapping[str, Any], *, namespace: str | None = None) -> Obj:
         meta = dict(obj["metadata"])
         if not meta.get("name"):
             meta["name"] = f"{meta.get('generateName', '')}{next(self._names)}"
         self._record("create", resource, meta["name"], obj)
         return {**obj, "metadata": {**meta, "uid": f"uid-{meta['name']}", "resourceVersion": "1"}}
 
-    async def update(self, resource: Resource | str, obj: Obj, *, namespace: str | None = None) -> Obj:
+    async def update(self, resource: Resource | str, obj: Mapping[str, Any], *, namespace: str | None = None) -> Obj:
         self._record("update", resource, obj["metadata"]["name"], obj)
-        return obj
+        return dict(obj)
 
-    async def update_status(self, resource: Resource | str, obj: Obj, *, namespace: str | None = None) -> Obj:
+    async def update_status(
+        self, resource: Resource | str, obj: Mapping[str, Any], *, namespace: str | None = None
+    ) -> Obj:
         self._record("update_status", resource, obj["metadata"]["name"], obj)
-        return obj
+        return dict(obj)
 
-    async def patch(self, resource: Resource | str, name: str, patch: Obj, **_: Any) -> Obj:
+    async def patch(self, resource: Resource | str, name: str, patch: Mapping[str, Any], **_: Any) -> Obj:
         self._record("patch", resource, name, patch)
         return {"metadata": {"name": name}, **patch}
 
@@ -92,7 +96,7 @@ class FakeRecorder:
     def __init__(self) -> None:
         self.events: list[tuple[str, str, str]] = []
 
-    def event(self, obj: Obj, type_: str, reason: str, message: str, **_: Any) -> None:
+    def event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str, **_: Any) -> None:
         self.events.append((type_, reason, message))
 
     def reasons(self) -> list[str]:

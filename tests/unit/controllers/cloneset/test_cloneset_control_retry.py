@@ -44,7 +44,7 @@ def control(conflicts: int, verb: str) -> tuple[CloneSetControl, FakeApi]:
     api.objects[("clonesets", "cs")] = cloneset("9", ["a", "b"])
     api.objects[("pods", "p")] = {"metadata": {"name": "p", "namespace": "ns", "uid": "p-uid", "resourceVersion": "4"}}
     recorder = FakeRecorder()
-    cs_control = CloneSetControl(api, recorder, ScaleExpectations(), ResourceVersionExpectations(),  # type: ignore[arg-type]
+    cs_control = CloneSetControl(api, recorder, ScaleExpectations(), ResourceVersionExpectations(),
                                  CloneSetFeatureGates())
     return cs_control, api
 

@@ -35,6 +35,9 @@ class RecordingQueue:
     def add(self, item: Request) -> None:
         self.added.append(item)
 
+    def add_after(self, item: Request, seconds: float) -> None:
+        raise AssertionError("the CloneSet handlers never delay")
+
 
 def cloneset(name: str = "web", uid: str = "cs-uid", labels: dict[str, str] | None = None) -> Obj:
     return {"apiVersion": kruise.API_VERSION, "kind": kruise.CLONESET_KIND,
@@ -64,7 +67,6 @@ def make_handlers(*clonesets: Obj) -> tuple[CloneSetEventHandlers, ScaleExpectat
     versions = ResourceVersionExpectations()
     handlers = CloneSetEventHandlers(informer, scale, versions)
     queue = RecordingQueue()
-    handlers.bind(queue)
     return handlers, scale, versions, queue
 
 
@@ -80,7 +82,7 @@ async def test_pod_creation_is_observed_and_enqueues_owner() -> None:
     cs = cloneset()
     handlers, scale, _, queue = make_handlers(cs)
     scale.expect("ns/web", CREATE, "web-abcde")
-    handlers.on_pod_add(owned("web-abcde", cs))
+    handlers.on_pod_add(owned("web-abcde", cs), False, queue)
     assert scale.satisfied("ns/web")[0]
     assert queue.added == [Request("ns", "web")]
 
@@ -89,7 +91,7 @@ async def test_pod_with_stale_owner_uid_is_ignored() -> None:
     cs = cloneset()
     handlers, scale, _, queue = make_handlers(cs)
     scale.expect("ns/web", CREATE, "web-abcde")
-    handlers.on_pod_add(owned("web-abcde", cloneset(uid="other")))
+    handlers.on_pod_add(owned("web-abcde", cloneset(uid="other")), False, queue)
     assert not scale.satisfied("ns/web")[0]
     assert queue.added == []
 
@@ -97,7 +99,7 @@ async def test_pod_with_stale_owner_uid_is_ignored() -> None:
 async def test_orphan_pod_enqueues_matching_clonesets_only() -> None:
     web, api = cloneset("web", "u1"), cloneset("api", "u2")
     handlers, _, _, queue = make_handlers(web, api)
-    handlers.on_pod_add(owned("stray", None, labels={"app": "api"}))
+    handlers.on_pod_add(owned("stray", None, labels={"app": "api"}), False, queue)
     assert queue.added == [Request("ns", "api")]
 
 
@@ -106,7 +108,7 @@ async def test_pod_update_setting_deletion_is_an_observed_deletion() -> None:
     handlers, scale, versions, queue = make_handlers(cs)
     scale.expect("ns/web", DELETE, "web-abcde")
     versions.expect("uid-web-abcde", "5")
-    handlers.on_pod_update(owned("web-abcde", cs, rv="4"), owned("web-abcde", cs, rv="5", deleting=True))
+    handlers.on_pod_update(owned("web-abcde", cs, rv="4"), owned("web-abcde", cs, rv="5", deleting=True), queue)
     assert scale.satisfied("ns/web")[0]
     assert versions.satisfied("uid-web-abcde", "5")
     assert queue.added == [Request("ns", "web")]
@@ -115,24 +117,24 @@ async def test_pod_update_setting_deletion_is_an_observed_deletion() -> None:
 async def test_pod_update_with_same_resource_version_is_ignored() -> None:
     cs = cloneset()
     handlers, _, _, queue = make_handlers(cs)
-    handlers.on_pod_update(owned("p", cs, rv="3"), owned("p", cs, rv="3"))
+    handlers.on_pod_update(owned("p", cs, rv="3"), owned("p", cs, rv="3"), queue)
     assert queue.added == []
 
 
 async def test_pod_update_feeds_resource_version_expectations() -> None:
     cs = cloneset()
-    handlers, _, versions, _ = make_handlers(cs)
+    handlers, _, versions, queue = make_handlers(cs)
     versions.expect("uid-p", "7")
-    handlers.on_pod_update(owned("p", cs, rv="5"), owned("p", cs, rv="6"))
+    handlers.on_pod_update(owned("p", cs, rv="5"), owned("p", cs, rv="6"), queue)
     assert not versions.satisfied("uid-p", "6")
-    handlers.on_pod_update(owned("p", cs, rv="6"), owned("p", cs, rv="7"))
+    handlers.on_pod_update(owned("p", cs, rv="6"), owned("p", cs, rv="7"), queue)
     assert versions.satisfied("uid-p", "6")
 
 
 async def test_owner_change_enqueues_both_owners() -> None:
     web, api = cloneset("web", "u1"), cloneset("api", "u2")
     handlers, _, _, queue = make_handlers(web, api)
-    handlers.on_pod_update(owned("p", web, rv="1"), owned("p", api, rv="2"))
+    handlers.on_pod_update(owned("p", web, rv="1"), owned("p", api, rv="2"), queue)
     assert set(queue.added) == {Request("ns", "web"), Request("ns", "api")}
 
 
@@ -141,7 +143,7 @@ async def test_pod_delete_tombstone_observes_and_forgets_versions() -> None:
     handlers, scale, versions, queue = make_handlers(cs)
     scale.expect("ns/web", DELETE, "p")
     versions.expect("uid-p", "9")
-    handlers.on_pod_delete(DeletedFinalStateUnknown("ns/p", owned("p", cs)))
+    handlers.on_pod_delete(DeletedFinalStateUnknown("ns/p", owned("p", cs)), queue)
     assert scale.satisfied("ns/web")[0]
     assert versions.satisfied("uid-p", "1")
     assert queue.added == [Request("ns", "web")]
@@ -151,32 +153,33 @@ async def test_pvc_events_feed_scale_expectations() -> None:
     cs = cloneset()
     handlers, scale, _, queue = make_handlers(cs)
     scale.expect("ns/web", CREATE, "data-web-abcde")
-    handlers.on_pvc_add(owned("data-web-abcde", cs))
+    handlers.on_pvc_add(owned("data-web-abcde", cs), False, queue)
     assert scale.satisfied("ns/web")[0]
     scale.expect("ns/web", DELETE, "data-web-abcde")
-    handlers.on_pvc_update(owned("data-web-abcde", cs, rv="1"), owned("data-web-abcde", cs, rv="2", deleting=True))
+    handlers.on_pvc_update(owned("data-web-abcde", cs, rv="1"), owned("data-web-abcde", cs, rv="2", deleting=True),
+                           queue)
     assert scale.satisfied("ns/web")[0]
     scale.expect("ns/web", DELETE, "data-web-fghjk")
-    handlers.on_pvc_delete(owned("data-web-fghjk", cs))
+    handlers.on_pvc_delete(owned("data-web-fghjk", cs), queue)
     assert scale.satisfied("ns/web")[0]
     assert queue.added == [Request("ns", "web")] * 3
 
 
 async def test_cloneset_delete_drops_its_expectations() -> None:
     cs = cloneset()
-    handlers, scale, _, _ = make_handlers(cs)
+    handlers, scale, _, queue = make_handlers(cs)
     scale.expect("ns/web", CREATE, "web-abcde")
-    handlers.on_cloneset_delete(DeletedFinalStateUnknown("ns/web", None))
+    handlers.on_cloneset_delete(DeletedFinalStateUnknown("ns/web", None), queue)
     assert scale.satisfied("ns/web")[0]
 
 
 async def test_cloneset_updates_feed_and_deletes_clear_version_expectations() -> None:
     cs = cloneset()
-    handlers, _, versions, _ = make_handlers(cs)
+    handlers, _, versions, queue = make_handlers(cs)
     versions.expect("cs-uid", "8")
     handlers.on_cloneset_update({**cs, "metadata": {**cs["metadata"], "resourceVersion": "7"}},
-                                {**cs, "metadata": {**cs["metadata"], "resourceVersion": "8"}})
+                                {**cs, "metadata": {**cs["metadata"], "resourceVersion": "8"}}, queue)
     assert versions.satisfied("cs-uid", "1")
     versions.expect("cs-uid", "9")
-    handlers.on_cloneset_delete(cs)
+    handlers.on_cloneset_delete(cs, queue)
     assert versions.satisfied("cs-uid", "1")

@@ -49,11 +49,21 @@ class NoListWatch:
             yield event
 
 
+class NoSink:
+    """Events never reach a sink here: :class:`CapturingRecorder` keeps them."""
+
+    async def create(self, namespace: str, event: Obj) -> Obj:
+        raise AssertionError("not used")
+
+    async def patch(self, namespace: str, name: str, patch: Obj) -> Obj:
+        raise AssertionError("not used")
+
+
 class CapturingRecorder(EventRecorder):
     """Keeps events in a list instead of writing them."""
 
     def __init__(self) -> None:
-        super().__init__(sink=None, component="test")  # type: ignore[arg-type]
+        super().__init__(sink=NoSink(), component="test")
         self.events: list[tuple[str, str, str]] = []
 
     def event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str, *, kind: str = "",

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from deployment_builders import NEWER, OLDER, deployment, pod_template, replica_set
 
-from kubeloop.client import AlreadyExists
+from kubeloop.client import AlreadyExists, Resource
 from kubeloop.controllers.deployment.annotations import REVISION, ROLLBACK_TO
 from kubeloop.controllers.deployment.controller import MAX_RETRIES, DeploymentController
 from kubeloop.controllers.deployment.strategy import UnsupportedStrategyError
@@ -39,11 +39,10 @@ def pod_of(name: str, rs: Obj) -> Obj:
             "status": {"phase": "Running"}}
 
 
-def controller(deployments: list[Obj], replica_sets: list[Obj], pods: list[Obj] | None = None
-               ) -> tuple[DeploymentController, FakeApi, FakeRecorder, FakeQueue]:
-    api, recorder, queue = FakeApi(), FakeRecorder(), FakeQueue()
-    dc = DeploymentController(api, cache(*deployments), cache(*replica_sets), cache(*(pods or [])),  # type: ignore[arg-type]
-                              recorder)  # type: ignore[arg-type]
+def controller(deployments: list[Obj], replica_sets: list[Obj], pods: list[Obj] | None = None,
+               api: FakeApi | None = None) -> tuple[DeploymentController, FakeApi, FakeRecorder, FakeQueue]:
+    api, recorder, queue = api or FakeApi(), FakeRecorder(), FakeQueue()
+    dc = DeploymentController(api, cache(*deployments), cache(*replica_sets), cache(*(pods or [])), recorder)
     dc.bind(queue)
     return dc, api, recorder, queue
 
@@ -59,18 +58,18 @@ def three_deployments() -> list[Obj]:
 def test_replica_set_events_enqueue_owners_or_matching_deployments() -> None:
     d1, d2, d3 = three_deployments()
     dc, _, _, queue = controller([d1, d2, d3], [])
-    dc.on_replica_set_add(owned(replica_set("rs", 1), d1))
+    dc.on_replica_set_add(owned(replica_set("rs", 1), d1), False, queue)
     assert queue.names() == ["d1"]
     queue.added.clear()
-    dc.on_replica_set_add(owned(replica_set("orphan", 1), None))
+    dc.on_replica_set_add(owned(replica_set("orphan", 1), None), False, queue)
     assert queue.names() == ["d1", "d2"]
     queue.added.clear()
     old, new = owned(replica_set("rs", 1), d1), owned(replica_set("rs", 1), d2)
     new["metadata"]["resourceVersion"] = "2"
-    dc.on_replica_set_update(old, new)
+    dc.on_replica_set_update(old, new, queue)
     assert queue.names() == ["d1", "d2"]
     queue.added.clear()
-    dc.on_replica_set_delete(owned(replica_set("orphan", 1), None))
+    dc.on_replica_set_delete(owned(replica_set("orphan", 1), None), queue)
     assert queue.added == []
 
 
@@ -79,14 +78,14 @@ def test_pod_deletion_enqueues_a_recreate_deployment_only_when_no_pod_is_left() 
     rs = owned(replica_set("rs", 1), d)
     survivor, gone = pod_of("a", rs), pod_of("b", rs)
     dc, _, _, queue = controller([d], [rs], [survivor])
-    dc.on_pod_delete(gone)
+    dc.on_pod_delete(gone, queue)
     assert queue.added == []
     dc.pods.indexer.delete("default/a")
-    dc.on_pod_delete(survivor)
+    dc.on_pod_delete(survivor, queue)
     assert queue.names() == ["foo"]
     rolling = deployment()
     dc, _, _, queue = controller([rolling], [owned(replica_set("rs", 1), rolling)], [])
-    dc.on_pod_delete(pod_of("c", rs))
+    dc.on_pod_delete(pod_of("c", rs), queue)
     assert queue.added == []
 
 
@@ -165,17 +164,16 @@ async def test_rollback_to_the_previous_revision_updates_only_the_deployment() -
 
 
 async def test_a_name_taken_by_someone_else_bumps_the_collision_count() -> None:
+    class NameTaken(FakeApi):
+        async def get(self, resource: Resource | str, name: str, *, namespace: str | None = None) -> Obj:
+            self.calls.append(("get", "replicasets", name))
+            # The name is taken by a ReplicaSet nobody controls, with another template.
+            return owned(replica_set(name, 1, template=pod_template(image="other")), None)
+
     d = deployment(1)
-    dc, api, _, _ = controller([d], [])
+    dc, api, _, _ = controller([d], [], api=NameTaken())
     api.fail = lambda verb, plural, name: (
         AlreadyExists(code=409, reason="AlreadyExists", message="exists") if verb == "create" else None)
-
-    async def get(resource: Any, name: str, **_: Any) -> Obj:
-        api.calls.append(("get", "replicasets", name))
-        # The name is taken by a ReplicaSet nobody controls, with another template.
-        return owned(replica_set(name, 1, template=pod_template(image="other")), None)
-
-    api.get = get  # type: ignore[method-assign]
     with pytest.raises(AlreadyExists):
         await dc.reconcile(Request("default", "foo"))
     assert api.verbs() == [("create", "replicasets"), ("get", "replicasets"), ("update_status", "deployments")]

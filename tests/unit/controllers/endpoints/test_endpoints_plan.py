@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from kubeloop.controllers.endpoints.plan import desired_subsets, plan_endpoints
-from kubeloop.controllers.endpoints.pods import find_port, services_selecting, should_be_in_endpoints
-from kubeloop.controllers.endpoints.triggertime import TriggerTimeTracker
+from kubeloop.controllers.endpointutil.pods import find_port, services_selecting, should_be_in_endpoints
+from kubeloop.controllers.endpointutil.triggertime import TriggerTimeTracker
 
 Obj = dict[str, Any]
 

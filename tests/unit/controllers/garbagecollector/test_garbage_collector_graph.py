@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubeloop.client import Resource
+from kubeloop.client import ApiClient, ClientConfig, MockResponse, MockTransport, Request, Resource
 from kubeloop.controllers import (
     DEFAULT_CONTROLLERS,
     UnknownControllerError,
@@ -29,6 +29,7 @@ from kubeloop.controllers.garbagecollector.graph import (
     without_finalizer,
     without_owner_references,
 )
+from kubeloop.runtime.informers.factory import SharedInformerFactory
 
 Obj = dict[str, Any]
 
@@ -138,8 +139,14 @@ def test_registry_resolves_names_and_rejects_unknown_ones() -> None:
         parse_controller_list("replicaset,nope")
 
 
+def refuse(request: Request) -> MockResponse:
+    raise AssertionError(f"unexpected API call {request.method} {request.path}")
+
+
 def collector() -> GarbageCollector:
-    return GarbageCollector(None, None)  # type: ignore[arg-type]
+    """A collector whose graph the test drives by hand; it never calls the API."""
+    client = ApiClient(ClientConfig("https://k8s.example:6443", qps=0), transport=MockTransport(refuse))
+    return GarbageCollector(client, SharedInformerFactory(client))
 
 
 PODS_RESOURCE = Resource("", "v1", "pods", "Pod", True)

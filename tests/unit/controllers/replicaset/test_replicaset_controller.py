@@ -43,8 +43,7 @@ def pod(name: str, owner: Obj | None = None, rv: str = "1", ready: bool = False,
 def controller(replica_sets: list[Obj], pods: list[Obj]) -> tuple[ReplicaSetController, FakeApi, FakeRecorder,
                                                                    FakeQueue]:
     api, recorder, queue = FakeApi(), FakeRecorder(), FakeQueue()
-    rsc = ReplicaSetController(api, cache(*replica_sets), cache(*pods), recorder)  # type: ignore[arg-type]
-    rsc.bind(queue)
+    rsc = ReplicaSetController(api, cache(*replica_sets), cache(*pods), recorder)
     return rsc, api, recorder, queue
 
 
@@ -65,7 +64,7 @@ def test_pod_events_drive_expectations_and_the_queue() -> None:
     rs = replica_set()
     rsc, _, _, queue = controller([rs], [])
     rsc.expectations.expect_creations("default/rs", 1)
-    rsc.on_pod_add(pod("a", rs))
+    rsc.on_pod_add(pod("a", rs), False, queue)
     assert rsc.expectations.satisfied("default/rs")
     assert queue.names() == ["rs"]
 
@@ -73,11 +72,12 @@ def test_pod_events_drive_expectations_and_the_queue() -> None:
     rsc.expectations.expect_deletions_of("default/rs", ["default/b"])
     rsc.expectations.raise_expectations("default/rs", 0, 1)  # a second, unrelated deletion pending
     deleting = pod("b", rs, rv="2", deletionTimestamp="2024-01-01T00:00:00Z")
-    rsc.on_pod_update(doomed, deleting)
-    rsc.on_pod_delete(DeletedFinalStateUnknown("default/b", deleting))
+    rsc.on_pod_update(doomed, deleting, queue)
+    rsc.on_pod_delete(DeletedFinalStateUnknown("default/b", deleting), queue)
     # The graceful deletion counted once, not twice.
     assert not rsc.expectations.satisfied("default/rs")
-    assert rsc.expectations.get("default/rs").delete == 1  # type: ignore[union-attr]
+    record = rsc.expectations.get("default/rs")
+    assert record is not None and record.delete == 1
 
 
 def test_orphan_pods_concern_every_matching_replica_set_and_resyncs_nobody() -> None:
@@ -85,25 +85,25 @@ def test_orphan_pods_concern_every_matching_replica_set_and_resyncs_nobody() -> 
     other = replica_set("two", uid="u2", selector={"matchLabels": {"app": "db"}})
     everything = replica_set("three", uid="u3", selector={})
     rsc, _, _, queue = controller([matching, other, everything], [])
-    rsc.on_pod_add(pod("orphan"))
+    rsc.on_pod_add(pod("orphan"), False, queue)
     assert queue.names() == ["one"]
     queue.added.clear()
-    rsc.on_pod_update(pod("orphan"), pod("orphan"))
+    rsc.on_pod_update(pod("orphan"), pod("orphan"), queue)
     assert queue.added == []
 
 
 def test_a_pod_turning_ready_rechecks_after_min_ready_seconds() -> None:
     rs = replica_set(min_ready=10)
     rsc, _, _, queue = controller([rs], [])
-    rsc.on_pod_update(pod("a", rs, rv="1"), pod("a", rs, rv="2", ready=True))
+    rsc.on_pod_update(pod("a", rs, rv="1"), pod("a", rs, rv="2", ready=True), queue)
     assert queue.delayed == [(Request(NS, "rs"), 11.0)]
 
 
 def test_deleting_a_replica_set_drops_its_expectations() -> None:
     rs = replica_set()
-    rsc, _, _, _ = controller([rs], [])
+    rsc, _, _, queue = controller([rs], [])
     rsc.expectations.expect_creations("default/rs", 3)
-    rsc.on_replica_set_delete(DeletedFinalStateUnknown("default/rs", None))
+    rsc.on_replica_set_delete(DeletedFinalStateUnknown("default/rs", None), queue)
     assert rsc.expectations.get("default/rs") is None
 
 
@@ -138,7 +138,8 @@ async def test_failed_creations_lower_expectations_report_and_retry() -> None:
         await rsc.reconcile(Request(NS, "rs"))
     # Batches 1 and 2 succeed, the batch of 4 fails: 7 calls, 3 successes; the rest is not expected.
     assert created == 7
-    assert rsc.expectations.get("default/rs").add == 3  # type: ignore[union-attr]
+    record = rsc.expectations.get("default/rs")
+    assert record is not None and record.add == 3
     assert recorder.reasons().count("FailedCreate") == 4
     failure = [c for c in api.bodies[-1]["status"]["conditions"] if c["type"] == "ReplicaFailure"]
     assert failure and failure[0]["reason"] == "FailedCreate" and failure[0]["message"] == "quota"

@@ -113,21 +113,19 @@ def replica_set() -> Obj:
 
 def build(pods: list[Obj]) -> tuple[ReplicaSetController, FakeApi, FakeQueue]:
     api, queue = FakeApi(), FakeQueue()
-    rsc = ReplicaSetController(api, cache(replica_set()), cache(*pods), FakeRecorder(),  # type: ignore[arg-type]
-                               terminating_replicas=True)
-    rsc.bind(queue)
+    rsc = ReplicaSetController(api, cache(replica_set()), cache(*pods), FakeRecorder(), terminating_replicas=True)
     return rsc, api, queue
 
 
 def test_a_pod_update_that_changes_nothing_the_sync_reads_enqueues_nothing() -> None:
     rsc, _, queue = build([])
     pending = make_pod(ready=False)
-    rsc.on_pod_update(pending, make_pod(rv="2", ready=False, node="node-1"))
+    rsc.on_pod_update(pending, make_pod(rv="2", ready=False, node="node-1"), queue)
     assert queue.added == []
-    rsc.on_pod_update(pending, make_pod(rv="3", ready=True, node="node-1"))
+    rsc.on_pod_update(pending, make_pod(rv="3", ready=True, node="node-1"), queue)
     assert queue.added == [Request("default", "rs")]
     queue.added.clear()
-    rsc.on_pod_update(pending, make_pod(rv="4", ready=False, labels={"app": "web"}))
+    rsc.on_pod_update(pending, make_pod(rv="4", ready=False, labels={"app": "web"}), queue)
     assert queue.added == [Request("default", "rs")]
 
 

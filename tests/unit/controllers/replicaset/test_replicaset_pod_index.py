@@ -11,7 +11,7 @@ from kubeloop.controllers.replicaset.controller import (
     pod_controller_index,
 )
 from kubeloop.runtime.handlers import Request
-from tests.unit.controllers.controller_fakes import FakeApi, FakeQueue, FakeRecorder, cache
+from tests.unit.controllers.controller_fakes import FakeApi, FakeRecorder, cache
 
 Obj = dict[str, Any]
 LABELS = {"app": "web"}
@@ -49,8 +49,7 @@ def build(indexed: bool) -> tuple[ReplicaSetController, FakeApi]:
         pods.add_indexers({POD_CONTROLLER_INDEX: pod_controller_index})
     api = FakeApi()
     api.objects[("replicasets", "rs")] = replica_set()
-    rsc = ReplicaSetController(api, cache(replica_set()), pods, FakeRecorder())  # type: ignore[arg-type]
-    rsc.bind(FakeQueue())
+    rsc = ReplicaSetController(api, cache(replica_set()), pods, FakeRecorder())
     return rsc, api
 
 
