@@ -105,5 +105,10 @@ def test_children_do_not_outlive_a_killed_supervisor(tmp_path: Path, processes: 
     pids = started_pids(up)
     up.wait_for_line("kubeloop is ready", timeout=120)
     up.signal(signal.SIGKILL)
-    eventually_blocking(lambda: not any(alive(pid) for pid in pids.values()), timeout=60, interval=0.2,
-                        what="the children of the killed supervisor to exit")
+    try:
+        eventually_blocking(lambda: not any(alive(pid) for pid in pids.values()), timeout=60, interval=0.2,
+                            what="the children of the killed supervisor to exit")
+    finally:
+        for pid in pids.values():  # what a failure left behind
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
