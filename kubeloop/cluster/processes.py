@@ -160,9 +160,12 @@ class MultiProcessCluster:
             self._client = ApiClient(load_kubeconfig(str(self.kubeconfig_path)))
 
     def _listening_url(self) -> str:
-        # The kubeconfig the server (re)wrote names its address, whichever port it picked.
-        server: str = load_kubeconfig(str(self.kubeconfig_path)).server
-        return server
+        """The address the server announced (``kubeloop server listening on URL``)."""
+        assert self.server is not None
+        match = _LISTENING.search(self.server.ready_text)
+        if match is None:
+            raise RuntimeError(f"the server announced no address: {self.server.ready_text!r}")
+        return match.group(1)
 
     async def _provision(self) -> None:
         """The components' accounts and rules, and a kubeconfig per component with its token."""

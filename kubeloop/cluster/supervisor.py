@@ -85,6 +85,8 @@ class Child:
         self.ready = asyncio.Event()
         self.error: str | None = None
         """The last ``Error: ...`` line of the current run, without the prefix."""
+        self.ready_text = ""
+        """The line that made the current run ready."""
         self._output = output
         self._pumps: list[asyncio.Task[None]] = []
 
@@ -102,7 +104,7 @@ class Child:
 
     async def start(self) -> None:
         self.ready.clear()
-        self.error = None
+        self.error, self.ready_text = None, ""
         env = {**os.environ, SUPERVISOR_ENV: str(os.getpid()), "PYTHONUNBUFFERED": "1"}
         self.process = await asyncio.create_subprocess_exec(
             self.spec.python, "-m", "kubeloop.cli.main", *self.spec.args(), stdin=asyncio.subprocess.DEVNULL,
@@ -117,7 +119,8 @@ class Child:
             if line.startswith("Error: "):
                 self.error = line.removeprefix("Error: ")
                 continue
-            if self.spec.ready_line in line:
+            if self.spec.ready_line in line and not self.ready.is_set():
+                self.ready_text = line
                 self.ready.set()
             out = self._output if self._output is not None else sys.stderr
             out.write(f"[{self.name}] {line}\n")
