@@ -27,6 +27,13 @@ def started_pids(process: KubeloopProcess) -> dict[str, int]:
     return pids
 
 
+def restarted_pid(process: KubeloopProcess, name: str) -> int:
+    line = process.wait_for_line(f"kubeloop: restarted the {name} process (pid ", timeout=120)
+    match = re.search(r"\(pid (\d+)\)", line)
+    assert match is not None, line
+    return int(match.group(1))
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -49,7 +56,7 @@ def rolled_out(apps: client.AppsV1Api, name: str, replicas: int, image: str) -> 
             and (status.replicas or 0) == replicas)
 
 
-def test_rollout_restart_of_a_killed_child_and_sigint_stops_every_child(
+def test_rollout_restarts_of_killed_children_and_sigint_stops_every_child(
         tmp_path: Path, processes: list[KubeloopProcess]) -> None:
     data_dir = tmp_path / "cluster"
     up = KubeloopProcess("up", "--data-dir", str(data_dir), "--port", str(free_port()), "--memory",
@@ -78,15 +85,30 @@ def test_rollout_restart_of_a_killed_child_and_sigint_stops_every_child(
         os.kill(pids["controllers"], signal.SIGKILL)
         up.wait_for_line(f"kubeloop: the controllers process (pid {pids['controllers']}) was killed by SIGKILL; "
                          "restarting it in 1s (restart 1 of at most 5 in a row)")
-        line = up.wait_for_line("kubeloop: restarted the controllers process (pid ")
-        match = re.search(r"\(pid (\d+)\)", line)
-        assert match is not None
-        pids["controllers"] = int(match.group(1))
+        pids["controllers"] = restarted_pid(up, "controllers")
         assert child_of(pids["controllers"], up.process.pid)
         up.wait_for_line("[controllers] kubeloop controllers running", timeout=120)
         apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 3}})
         eventually_blocking(lambda: rolled_out(apps, "web", 3, "nginx:1.26"), timeout=120, interval=0.2,
                             what="3 available replicas after the restart", retry_on=(Exception,))
+
+        # A crashed server comes back on its port; in memory it forgot everything, the service
+        # accounts too, so the kubelet and the controllers are restarted on fresh tokens.
+        os.kill(pids["server"], signal.SIGKILL)
+        pids["server"] = restarted_pid(up, "server")
+        restarted = {}
+        while len(restarted) < 2:
+            line = up.wait_for_line("kubeloop: restarted the ", timeout=120)
+            match = re.search(r"restarted the (\w+) process \(pid (\d+)\)", line)
+            assert match is not None and match.group(1) in ("kubelet", "controllers"), line
+            restarted[match.group(1)] = int(match.group(2))
+        pids.update(restarted)
+        apps.create_namespaced_deployment("default", {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "again"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+                "metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}})
+        eventually_blocking(lambda: rolled_out(apps, "again", 1, "nginx:1.27"), timeout=120, interval=0.2,
+                            what="a Deployment rolled out after the server's restart", retry_on=(Exception,))
     finally:
         api.close()
 
