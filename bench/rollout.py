@@ -3,6 +3,7 @@
     .venv/bin/python bench/rollout.py [--pods 2000] [--only cloneset-inplace,cloneset-recreate]
     .venv/bin/python bench/rollout.py --workload deployment [--pods 5000] [--split]
     .venv/bin/python bench/rollout.py --workload deployment --pods 2000 --compare-identities 3
+    .venv/bin/python bench/rollout.py --workload deployment --pods 1000 --qps 50 --burst 100 [--split]
 
 CloneSet scenarios (issue 8): one process runs the embedded API server (in memory), the
 simulated kubelet (pods start and turn ready at once, container restarts and deletions take
@@ -22,7 +23,9 @@ pods gone). Beside it, the floor: a fresh server alone accepting N pod creations
 client in a tight sequential loop (and, for reference, with 64 requests in flight). With
 ``--split`` the kubelet and the controllers run in processes of their own
 (``bench/rollout_roles.py``), the API server in this one, as a real cluster spreads them; CPU
-seconds are then reported per process and summed.
+seconds are then reported per process and summed. ``--qps``/``--burst`` give the kubelet's and
+the controllers' clients a token bucket (as ``--kube-api-qps``/``--kube-api-burst`` do); without
+them their throttling is off.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ from rollout_roles import RoleProcess, bench_kubelet_config, request_counts  # n
 Obj = dict[str, Any]
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 PODS_PER_NODE = 100
+ROLE_LIMITS: dict[str, float] = {"qps": 0.0, "burst": 1}
+"""The client limits of the kubelet and the controllers (``--qps``, ``--burst``); qps 0: none."""
 
 
 def _delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
@@ -88,6 +93,11 @@ def cloneset_manifest(pods: int, strategy: str) -> Obj:
 async def _client(server: KubeServer, metrics: CountingRequestMetrics) -> ApiClient:
     config = dataclasses.replace(load_kubeconfig(str(server.kubeconfig_path)), qps=0.0)
     return ApiClient(config, metrics=metrics)
+
+
+def _limited(config: Any) -> Any:
+    """``config`` with the roles' client limits (:data:`ROLE_LIMITS`)."""
+    return dataclasses.replace(config, qps=ROLE_LIMITS["qps"], burst=int(ROLE_LIMITS["burst"]))
 
 
 async def _wait(check: Callable[[Obj], bool], client: ApiClient, timeout: float) -> Obj:
@@ -190,7 +200,12 @@ def main() -> None:
     parser.add_argument("--compare-identities", type=int, metavar="ROUNDS", default=0,
                         help="deployment workload: alternate the administrator's credentials and the components' "
                              "own service accounts (RBAC on every request), ROUNDS times each")
+    parser.add_argument("--qps", type=float, default=0.0,
+                        help="deployment workload: requests/s of the kubelet's and the controllers' clients "
+                             "(0: no limit, the default)")
+    parser.add_argument("--burst", type=int, default=1, help="deployment workload: their token bucket's size")
     args = parser.parse_args()
+    ROLE_LIMITS.update(qps=args.qps, burst=args.burst)
     use_cache_friendly_gc()  # as the kubeloop up and server commands do
     if args.workload == "deployment" and args.compare_identities:
         asyncio.run(compare_identities(args.pods or DEPLOYMENT_PODS, args.timeout, args.compare_identities))
@@ -268,17 +283,17 @@ class _InProcessRoles:
 
     async def start(self) -> None:
         controller_metrics, kubelet_metrics = self.metrics
-        self.clients = (await _client(self.server, controller_metrics), await _client(self.server, kubelet_metrics))
+        admin = await _client(self.server, CountingRequestMetrics())
+        controllers_config, kubelet_config = admin.config, admin.config
         if self.identities:
             # As `kubeloop up`: service-account tokens bound to the declared rules, so every
             # request of the controllers and the kubelet is authenticated and authorized by RBAC.
-            admin_clients = self.clients
-            controllers, kubelet = await provision(admin_clients[0], ["replicaset", "deployment"], kubelet=True)
-            assert kubelet is not None
-            self.clients = (ApiClient(dataclasses.replace(controllers, qps=0.0), metrics=controller_metrics),
-                            ApiClient(dataclasses.replace(kubelet, qps=0.0), metrics=kubelet_metrics))
-            for admin in admin_clients:
-                await admin.aclose()
+            controllers_config, provisioned = await provision(admin, ["replicaset", "deployment"], kubelet=True)
+            assert provisioned is not None
+            kubelet_config = provisioned
+        await admin.aclose()
+        self.clients = (ApiClient(_limited(controllers_config), metrics=controller_metrics),
+                        ApiClient(_limited(kubelet_config), metrics=kubelet_metrics))
         self.managers = (Manager(self.clients[0], ManagerOptions(name="bench-controllers")),
                          Manager(self.clients[1], ManagerOptions(name="bench-kubelet")))
         kubelet = Kubelet(self.clients[1], bench_kubelet_config(self.pods // PODS_PER_NODE + 1))
@@ -305,8 +320,9 @@ class _SplitRoles:
 
     def __init__(self, server: KubeServer, pods: int, workdir: Path) -> None:
         kubeconfig = Path(server.kubeconfig_path)
-        self.controllers = RoleProcess("controllers", kubeconfig, 1, workdir)
-        self.kubelet = RoleProcess("kubelet", kubeconfig, pods // PODS_PER_NODE + 1, workdir)
+        limits = (ROLE_LIMITS["qps"], int(ROLE_LIMITS["burst"]))
+        self.controllers = RoleProcess("controllers", kubeconfig, 1, workdir, limits)
+        self.kubelet = RoleProcess("kubelet", kubeconfig, pods // PODS_PER_NODE + 1, workdir, limits)
 
     async def start(self) -> None:
         await self.kubelet.start()
@@ -420,7 +436,8 @@ def report_deployment(result: dict[str, Any], floor: Timing, floor_concurrent: T
     print(f"Deployment rollout: old pods all gone after {result['drained_seconds']:.1f}s")
     layout = "kubelet and controllers in processes of their own (CPU: all three processes)" if result["split"] \
         else "one process"
-    print(f"Layout: {layout}")
+    limits = "off" if ROLE_LIMITS["qps"] <= 0 else f"qps {ROLE_LIMITS['qps']:g}, burst {int(ROLE_LIMITS['burst'])}"
+    print(f"Layout: {layout}; kubelet and controller client limits: {limits}")
 
 
 async def run_deployment_scenarios(pods: int, timeout: float, split: bool) -> None:

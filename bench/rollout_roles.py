@@ -5,7 +5,7 @@
 
 Used by ``bench/rollout.py --workload deployment --split``, which runs the API server in its
 own process beside these two, as a real cluster spreads them over processes. The kubelet has
-every delay at 0; client-side throttling is off in both. The process writes its stats (API
+every delay at 0; client-side throttling is off in both unless ``--qps`` is given. The process writes its stats (API
 requests by method, its CPU seconds, a sequence number) to FILE as JSON once it is ready and
 again on each SIGUSR1; SIGTERM or SIGINT stops it. With ``ROLLOUT_ROLE_PROFILE_DIR`` set in
 the environment, the process writes a cProfile of its run to ``<dir>/<role>.prof`` as it stops.
@@ -76,9 +76,10 @@ def write_stats(path: Path, metrics: CountingRequestMetrics, sequence: int, gc_t
     os.replace(partial, path)
 
 
-async def run_role(role: str, kubeconfig: Path, nodes: int, stats: Path) -> None:
+async def run_role(role: str, kubeconfig: Path, nodes: int, stats: Path, limits: tuple[float, int] = (0.0, 1)) -> None:
     metrics = CountingRequestMetrics()
-    client = ApiClient(dataclasses.replace(load_kubeconfig(str(kubeconfig)), qps=0.0), metrics=metrics)
+    client = ApiClient(dataclasses.replace(load_kubeconfig(str(kubeconfig)), qps=limits[0], burst=limits[1]),
+                       metrics=metrics)
     manager = Manager(client, ManagerOptions(name=f"bench-{role}"))
     kubelet: Kubelet | None = None
     if role == "kubelet":
@@ -115,11 +116,13 @@ async def run_role(role: str, kubeconfig: Path, nodes: int, stats: Path) -> None
 class RoleProcess:
     """A :mod:`rollout_roles` child process, as the benchmark driver sees it."""
 
-    def __init__(self, role: str, kubeconfig: Path, nodes: int, workdir: Path) -> None:
+    def __init__(self, role: str, kubeconfig: Path, nodes: int, workdir: Path,
+                 limits: tuple[float, int] = (0.0, 1)) -> None:
         self.role = role
         self.stats_path = workdir / f"{role}-stats.json"
         self._argv = [sys.executable, str(Path(__file__).resolve()), role, "--kubeconfig", str(kubeconfig),
-                      "--nodes", str(nodes), "--stats", str(self.stats_path)]
+                      "--nodes", str(nodes), "--stats", str(self.stats_path), "--qps", str(limits[0]),
+                      "--burst", str(limits[1])]
         self._process: asyncio.subprocess.Process | None = None
         self._sequence = 0
 
@@ -170,18 +173,21 @@ def main() -> None:
     parser.add_argument("--kubeconfig", type=Path, required=True)
     parser.add_argument("--nodes", type=int, default=1)
     parser.add_argument("--stats", type=Path, required=True)
+    parser.add_argument("--qps", type=float, default=0.0, help="client requests/s (0: no limit)")
+    parser.add_argument("--burst", type=int, default=1)
     args = parser.parse_args()
+    limits = (args.qps, args.burst)
     use_cache_friendly_gc()  # as the kubeloop kubelet and controllers commands do
     profile_dir = os.environ.get(PROFILE_DIR_ENV)
     if not profile_dir:
-        asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats))
+        asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats, limits))
         return
     import cProfile
 
     profiler = cProfile.Profile()
     profiler.enable()
     try:
-        asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats))
+        asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats, limits))
     finally:
         profiler.disable()
         profiler.dump_stats(str(Path(profile_dir) / f"{args.role}.prof"))

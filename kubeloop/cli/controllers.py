@@ -12,8 +12,13 @@ for kube-controller-manager's leader Lease and refuses to run beside a live one 
 ``--feature-gates`` takes OpenKruise's gate names (``PreparingUpdateAsUpdate=true,...``,
 ``AllAlpha=true`` too) for the controllers that have gates (the CloneSet controller).
 
-This module also holds what the process-running commands share: the ``--controllers`` and
-``--feature-gates`` options and the wait for SIGINT/SIGTERM.
+``--kube-api-qps`` and ``--kube-api-burst`` are the client's token bucket, as
+kube-controller-manager's flags of those names (upstream defaults 20 and 30); kubeloop's
+defaults are higher, chosen by measurement (docs/decisions.md, client limits) so that a
+rollout of thousands of pods is not throttled by the client; 0 turns the limit off.
+
+This module also holds what the process-running commands share: the ``--controllers``,
+``--feature-gates`` and client-limit options and the wait for SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -36,6 +41,8 @@ from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 if TYPE_CHECKING:
     from kubeloop.client import ApiClient, ClientConfig
     from kubeloop.runtime.manager import Manager
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -77,6 +84,33 @@ def feature_gate_settings(text: str | None) -> dict[str, bool]:
 def describe_feature_gates(settings: Mapping[str, bool]) -> str:
     """``settings`` as the command line would spell them ("upstream defaults" when empty)."""
     return ",".join(f"{name}={str(value).lower()}" for name, value in settings.items()) or "upstream defaults"
+
+
+KUBE_API_QPS = 1000.0
+"""Default of ``--kube-api-qps`` (kube-controller-manager: 20, the kubelet: 50). Measured
+(docs/decisions.md, client limits): unthrottled, the kubelet of a 5,000-pod rollout sends about
+900 requests/s on average and the controllers about 600; at 50 the kubelet alone needs 80 s to
+send what a 1,000-pod scale-up takes 4 s to do."""
+KUBE_API_BURST = 2000
+"""Default of ``--kube-api-burst`` (kube-controller-manager: 30, the kubelet: 100): two seconds
+at the default rate, so that a phase's first seconds above the average are not throttled."""
+
+
+def client_limit_options(command: F) -> F:
+    """Add ``--kube-api-qps`` and ``--kube-api-burst`` to a command."""
+    command = click.option("--kube-api-burst", default=KUBE_API_BURST, show_default=True, type=click.IntRange(1),
+                           help="Requests the client may send at once before --kube-api-qps applies "
+                                "(kube-controller-manager: 30).")(command)
+    return click.option("--kube-api-qps", default=KUBE_API_QPS, show_default=True, type=float,
+                        help="Requests per second the client sends to the API server at most, each component "
+                             "its own (kube-controller-manager: 20); 0 or less: no limit.")(command)
+
+
+def limited(config: ClientConfig, qps: float, burst: int) -> ClientConfig:
+    """``config`` with the ``--kube-api-qps``/``--kube-api-burst`` limits."""
+    import dataclasses
+
+    return dataclasses.replace(config, qps=qps, burst=burst)
 
 
 HARD_STOP_SECONDS = 4.5
@@ -237,13 +271,13 @@ async def refuse_beside_kube_controller_manager(client: ApiClient, names: Sequen
 
 
 async def _run(kubeconfig: Path | None, names: Sequence[str], leader_elect: bool, health_port: int | None,
-               feature_gates: Mapping[str, bool], *, lease_namespace: str = "kube-system",
-               health_host: str = "127.0.0.1", force: bool = False) -> None:
+               feature_gates: Mapping[str, bool], qps: float = KUBE_API_QPS, burst: int = KUBE_API_BURST, *,
+               lease_namespace: str = "kube-system", health_host: str = "127.0.0.1", force: bool = False) -> None:
     from kubeloop.client import ApiClient
     from kubeloop.controllers import add_controllers
     from kubeloop.runtime.manager import Manager, ManagerOptions
 
-    async with ApiClient(load_client_config(kubeconfig)) as client:
+    async with ApiClient(limited(load_client_config(kubeconfig), qps, burst)) as client:
         await check_cluster(client)
         if not force:
             await refuse_beside_kube_controller_manager(client, names)
@@ -273,13 +307,17 @@ async def _run(kubeconfig: Path | None, names: Sequence[str], leader_elect: bool
 @click.option("--force", is_flag=True,
               help="Start the replicaset, deployment or garbagecollector controller even though "
                    "kube-controller-manager holds its leader Lease (kube-system/kube-controller-manager).")
+@client_limit_options
 def controllers(kubeconfig: Path | None, controllers_text: str | None, leader_elect: bool,
                 leader_elect_namespace: str, health_port: int | None, health_host: str,
-                feature_gates_text: str | None, force: bool) -> None:
+                feature_gates_text: str | None, force: bool, kube_api_qps: float, kube_api_burst: int) -> None:
     """Run kubeloop's controllers (ReplicaSet, Deployment, garbage collector, ...) until interrupted."""
+    from kubeloop.cluster.supervisor import follow_supervisor
+
+    follow_supervisor()
     names = controller_names(controllers_text)
     gates = feature_gate_settings(feature_gates_text)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     use_cache_friendly_gc()
-    asyncio.run(_run(kubeconfig, names, leader_elect, health_port, gates, lease_namespace=leader_elect_namespace,
-                     health_host=health_host, force=force))
+    asyncio.run(_run(kubeconfig, names, leader_elect, health_port, gates, kube_api_qps, kube_api_burst,
+                     lease_namespace=leader_elect_namespace, health_host=health_host, force=force))

@@ -18,9 +18,13 @@ import click
 
 from kubeloop.cli.controllers import (
     HARD_STOP_SECONDS,
+    KUBE_API_BURST,
+    KUBE_API_QPS,
     LOG_FORMAT,
     check_cluster,
+    client_limit_options,
     kubeconfig_option,
+    limited,
     load_client_config,
     serve_until_stopped,
     stop_on_signals,
@@ -65,12 +69,13 @@ def kubelet_config(nodes: int, pod_start_delay: float, pod_ready_delay: float,
     return KubeletConfig(nodes=nodes, defaults=defaults)
 
 
-async def _run(kubeconfig: Path | None, config: KubeletConfig, health_port: int | None) -> None:
+async def _run(kubeconfig: Path | None, config: KubeletConfig, health_port: int | None,
+               qps: float = KUBE_API_QPS, burst: int = KUBE_API_BURST) -> None:
     from kubeloop.client import ApiClient
     from kubeloop.kubelet import Kubelet
     from kubeloop.runtime.manager import Manager, ManagerOptions
 
-    async with ApiClient(load_client_config(kubeconfig)) as client:
+    async with ApiClient(limited(load_client_config(kubeconfig), qps, burst)) as client:
         await check_cluster(client)
         manager = Manager(client, ManagerOptions(name="kubeloop-kubelet", health_port=health_port))
         kubelet = Kubelet(client, config)
@@ -86,10 +91,20 @@ async def _run(kubeconfig: Path | None, config: KubeletConfig, health_port: int 
 @kubelet_options
 @click.option("--health-port", type=click.IntRange(0, 65535), default=None,
               help="Serve /healthz, /readyz (caches synced) and /metrics on this port.")
+@client_limit_options
+@click.option("--control-plane-pods", is_flag=True, hidden=True,
+              help="Publish mirror pods of the control plane in kube-system (as `kubeloop up` runs it).")
 def kubelet(kubeconfig: Path | None, nodes: int, pod_start_delay: float, pod_ready_delay: float,
-            pod_termination_delay: float, health_port: int | None) -> None:
+            pod_termination_delay: float, health_port: int | None, kube_api_qps: float, kube_api_burst: int,
+            control_plane_pods: bool) -> None:
     """Run the simulated kubelet (scheduler and nodes) until interrupted."""
+    import dataclasses
+
+    from kubeloop.cluster.supervisor import follow_supervisor
+
+    follow_supervisor()
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
-    config = kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay)
+    config = dataclasses.replace(kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay),
+                                 control_plane_pods=control_plane_pods)
     use_cache_friendly_gc()
-    asyncio.run(_run(kubeconfig, config, health_port))
+    asyncio.run(_run(kubeconfig, config, health_port, kube_api_qps, kube_api_burst))

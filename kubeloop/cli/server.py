@@ -59,6 +59,9 @@ async def _serve(config: ServerConfig) -> None:
 def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size: int, client_cert: bool,
            authorization_mode: str, kruise_admission: bool) -> None:
     """Run the embedded API server (HTTPS, bearer token; writes DATA_DIR/kubeconfig)."""
+    from kubeloop.cluster.supervisor import follow_supervisor
+
+    follow_supervisor()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = ServerConfig(data_dir=data_dir, host=host, port=port, memory=memory, watch_cache_size=watch_cache_size,
                           client_cert=client_cert, authorization_mode=authorization_mode,

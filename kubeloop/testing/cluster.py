@@ -1,13 +1,9 @@
-"""A whole Kubernetes-like cluster in one process: API server, simulated kubelet, controllers.
+"""A whole Kubernetes-like cluster in one process, for tests: API server, simulated kubelet, controllers.
 
-:class:`EmbeddedCluster` is what ``kubeloop up`` runs and what the ``kubeloop_cluster`` pytest
-fixture yields. It starts the embedded API server, then one
-:class:`~kubeloop.runtime.manager.Manager` (one set of informer caches, shared by everything
-in the process) carrying the simulated kubelet and the chosen controllers, all talking to the
-server over HTTPS exactly as they would to a real cluster.
-
-For tests it adds a client and a few waiting helpers that poll until something holds (or
-fail after a timeout); they never assert on timing.
+:class:`EmbeddedCluster` is what the ``kubeloop_cluster`` pytest fixture yields: the one-process
+assembly of :mod:`kubeloop.cluster.inprocess` (which ``kubeloop up --single-process`` runs too)
+plus a few waiting helpers that poll until something holds (or fail after a timeout); they
+never assert on timing.
 
     cluster = EmbeddedCluster(ClusterConfig(data_dir=tmp_path))
     await cluster.start()
@@ -21,27 +17,19 @@ fail after a timeout); they never assert on timing.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from kubeloop.client import ApiClient, Resource, is_not_found, load_kubeconfig
-from kubeloop.controllers import CONTROLLERS, add_controllers
-from kubeloop.kubelet import BackOff, BehaviourDefaults, Kubelet, KubeletConfig
-from kubeloop.runtime.manager import Manager, ManagerOptions
-from kubeloop.server.app import KubeServer, ServerConfig
-from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE
-from kubeloop.testing.identities import provision
+from kubeloop.client import Resource, is_not_found
+from kubeloop.cluster.inprocess import ClientLimits, ClusterConfig, InProcessCluster, all_controllers
+from kubeloop.kubelet import BackOff, BehaviourDefaults, KubeletConfig
 from kubeloop.testing.polling import eventually
+
+__all__ = ["ClientLimits", "ClusterConfig", "EmbeddedCluster", "all_controllers", "has_condition",
+           "quick_kubelet_config"]
 
 Obj = dict[str, Any]
 POLL_SECONDS = 0.05
-
-
-def all_controllers() -> tuple[str, ...]:
-    """Every controller kubeloop has (the default of ``up`` and the fixture)."""
-    return tuple(CONTROLLERS)
 
 
 def quick_kubelet_config(nodes: int = 3) -> KubeletConfig:
@@ -58,105 +46,8 @@ def quick_kubelet_config(nodes: int = 3) -> KubeletConfig:
     )
 
 
-@dataclass(frozen=True)
-class ClusterConfig:
-    """What to run in an :class:`EmbeddedCluster`."""
-
-    data_dir: Path
-    """The server's directory (database unless ``memory``, credentials, ``kubeconfig``)."""
-    host: str = "127.0.0.1"
-    port: int = 0
-    """The API server's port; 0 picks a free one."""
-    memory: bool = True
-    """Keep objects in memory only (a throwaway cluster)."""
-    watch_cache_size: int = DEFAULT_WATCH_CACHE_SIZE
-    kubelet: KubeletConfig | None = field(default_factory=KubeletConfig)
-    """The simulated kubelet's settings; ``None`` runs no kubelet (pods then stay Pending)."""
-    controllers: Sequence[str] | None = None
-    """Controller names (see ``kubeloop.controllers.CONTROLLERS``); ``None`` runs all of them."""
-    health_port: int | None = None
-    """Port for the manager's /healthz, /readyz and /metrics; ``None`` serves none."""
-    manager_name: str = "kubeloop"
-    client_cert: bool = False
-    """The kubeconfig (and so the cluster's own clients) authenticates with an admin client
-    certificate instead of the bearer token."""
-    feature_gates: Mapping[str, bool] | None = None
-    """Controller feature gates by upstream name (``{"CloneSetShortHash": True}``, ``AllAlpha``
-    too); ``None`` keeps upstream's defaults. Unknown names make ``start`` raise ValueError."""
-    component_identities: bool = False
-    """The controllers and the kubelet talk as service accounts of their own, bound to the rules
-    they declare (:mod:`kubeloop.testing.identities`), as ``kubeloop up`` runs them; False (the
-    test fixture's default) gives them the administrator's credentials."""
-    authorization_mode: str = "RBAC"
-    """The API server's ``--authorization-mode`` (``RBAC`` or ``AlwaysAllow``)."""
-    kruise_admission: bool = True
-    """The server's in-process CloneSet defaulting/validation and pod barrier; False behaves as a
-    real kube-apiserver, where ``kubeloop webhook`` does them (``ServerConfig.kruise_admission``)."""
-
-
-class EmbeddedCluster:
+class EmbeddedCluster(InProcessCluster):
     """The server, the kubelet and the controllers of one process; ``start`` then ``stop``."""
-
-    def __init__(self, config: ClusterConfig) -> None:
-        self.config = config
-        self.server = KubeServer(ServerConfig(data_dir=config.data_dir, host=config.host, port=config.port,
-                                              memory=config.memory, watch_cache_size=config.watch_cache_size,
-                                              ready_check=self.ready, client_cert=config.client_cert,
-                                              authorization_mode=config.authorization_mode,
-                                              kruise_admission=config.kruise_admission))
-        self._client: ApiClient | None = None
-        self._controllers_client: ApiClient | None = None
-        self._kubelet_client: ApiClient | None = None
-        self._manager: Manager | None = None
-        self.kubelet: Kubelet | None = None
-
-    # -- lifecycle ------------------------------------------------------------------------
-    async def start(self) -> None:
-        """Start the server, then the kubelet and the controllers (not waiting for their caches)."""
-        await self.server.start()
-        try:
-            kubeconfig = load_kubeconfig(str(self.server.kubeconfig_path))
-            self._client = ApiClient(kubeconfig)
-            names = all_controllers() if self.config.controllers is None else tuple(self.config.controllers)
-            options = ManagerOptions(name=self.config.manager_name, health_port=self.config.health_port)
-            controllers_config, kubelet_config = kubeconfig, kubeconfig
-            if self.config.component_identities:
-                controllers_config, provisioned = await provision(
-                    self._client, names, kubelet=self.config.kubelet is not None,
-                    lease_namespace=options.lease_namespace)
-                kubelet_config = provisioned or kubeconfig
-            # Without identities of their own the controllers share the administrator's client
-            # with the caller, as before identities existed (see docs/decisions.md, component
-            # identities, for the CloneSet race a separate client's timing exposes).
-            if self.config.component_identities:
-                self._controllers_client = ApiClient(controllers_config)
-            self._manager = Manager(self._controllers_client or self._client, options)
-            if self.config.kubelet is not None:
-                # The kubelet writes through a client of its own, as it would from its own
-                # process: its requests do not eat into the controllers' rate limit.
-                self._kubelet_client = ApiClient(kubelet_config)
-                self.kubelet = Kubelet(self._kubelet_client, self.config.kubelet)
-                await self.kubelet.setup(self._manager)
-            await add_controllers(self._manager, names, feature_gates=self.config.feature_gates)
-            await self._manager.start()
-        except BaseException:
-            await self.stop()
-            raise
-
-    async def stop(self) -> None:
-        """Stop the controllers and the kubelet (draining work in flight), then the server; idempotent."""
-        manager, self._manager = self._manager, None
-        if manager is not None:
-            await manager.stop()
-            # Controllers start their informers themselves, and the manager's stop only stops
-            # those the factory started: stop every informer so that no watch outlives the cluster.
-            for informer in manager.factory.informers():
-                await informer.stop()
-        for client in (self._client, self._controllers_client, self._kubelet_client):
-            if client is not None:
-                await client.aclose()
-        self._client = self._controllers_client = self._kubelet_client = None
-        await self.server.stop()
 
     async def __aenter__(self) -> EmbeddedCluster:
         await self.start()
@@ -164,33 +55,6 @@ class EmbeddedCluster:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
-
-    # -- access ---------------------------------------------------------------------------
-    @property
-    def client(self) -> ApiClient:
-        """A kubeloop client for the cluster, as its administrator (``system:masters``)."""
-        if self._client is None:
-            raise RuntimeError("the cluster is not running")
-        return self._client
-
-    @property
-    def manager(self) -> Manager:
-        if self._manager is None:
-            raise RuntimeError("the cluster is not running")
-        return self._manager
-
-    @property
-    def kubeconfig_path(self) -> Path:
-        """A kubeconfig for the cluster (CA and token included): give it to any client or kubectl."""
-        return self.server.kubeconfig_path
-
-    @property
-    def url(self) -> str:
-        return self.server.url
-
-    def ready(self) -> bool:
-        """True once every controller's (and the kubelet's) caches have synced."""
-        return self._manager is not None and self._manager.ready()
 
     # -- waiting --------------------------------------------------------------------------
     async def wait_until(self, check: Callable[[], Awaitable[bool] | bool], timeout: float = 30.0,

@@ -9,6 +9,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kubernetes import client, config
 from process_harness import KubeloopProcess, free_port
 
@@ -126,12 +127,14 @@ def test_an_unknown_controller_name_is_a_usage_error(tmp_path: Path, processes: 
     process.wait_for_line("unknown controller 'nope'")
 
 
-def test_a_busy_port_is_reported_without_a_stack_trace(tmp_path: Path, processes: list[KubeloopProcess]) -> None:
+@pytest.mark.parametrize("layout", [(), ("--single-process",)], ids=["processes", "single-process"])
+def test_a_busy_port_is_reported_without_a_stack_trace(tmp_path: Path, processes: list[KubeloopProcess],
+                                                       layout: tuple[str, ...]) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        process = KubeloopProcess("up", "--data-dir", str(tmp_path), "--port", str(port))
+        process = KubeloopProcess("up", "--data-dir", str(tmp_path), "--port", str(port), *layout)
         processes.append(process)
         assert process.process.wait(60) == 1
     output = process.all_output()
@@ -152,11 +155,13 @@ def test_an_unusable_kubeconfig_is_reported_without_a_stack_trace(tmp_path: Path
         assert not any("Traceback" in line for line in output)
 
 
-def test_up_applies_the_sample_manifests(tmp_path: Path, processes: list[KubeloopProcess]) -> None:
+@pytest.mark.parametrize("layout", [(), ("--single-process",)], ids=["processes", "single-process"])
+def test_up_applies_the_sample_manifests(tmp_path: Path, processes: list[KubeloopProcess],
+                                         layout: tuple[str, ...]) -> None:
     manifest = Path(__file__).resolve().parents[3] / "examples" / "manifests" / "deployment.yaml"
     data_dir, port = tmp_path / "cluster", free_port()
     process = KubeloopProcess("up", "--data-dir", str(data_dir), "--port", str(port), "--memory", *QUICK,
-                              "--no-dashboard", "--apply", str(manifest), "--apply", str(manifest))
+                              "--no-dashboard", "--apply", str(manifest), "--apply", str(manifest), *layout)
     processes.append(process)
     process.wait_for_line("kubeloop is ready")
     process.wait_for_line("deployment.apps/web created")

@@ -35,9 +35,12 @@ def test_kubelet_options_become_its_config() -> None:
     ("command", "options"),
     [
         ("up", ["--data-dir", "--port", "--host", "--memory", "--nodes", "--pod-start-delay", "--pod-ready-delay",
-                "--pod-termination-delay", "--controllers", "--health-port"]),
-        ("kubelet", ["--kubeconfig", "--nodes", "--pod-start-delay", "--pod-ready-delay", "--pod-termination-delay"]),
-        ("controllers", ["--kubeconfig", "--controllers", "--leader-elect", "--health-port"]),
+                "--pod-termination-delay", "--controllers", "--health-port", "--single-process", "--kube-api-qps",
+                "--kube-api-burst"]),
+        ("kubelet", ["--kubeconfig", "--nodes", "--pod-start-delay", "--pod-ready-delay", "--pod-termination-delay",
+                     "--kube-api-qps", "--kube-api-burst"]),
+        ("controllers", ["--kubeconfig", "--controllers", "--leader-elect", "--health-port", "--kube-api-qps",
+                         "--kube-api-burst"]),
     ],
 )
 def test_commands_offer_their_options(command: str, options: list[str]) -> None:
