@@ -83,10 +83,11 @@ class ClusterConfig:
     feature_gates: Mapping[str, bool] | None = None
     """Controller feature gates by upstream name (``{"CloneSetShortHash": True}``, ``AllAlpha``
     too); ``None`` keeps upstream's defaults. Unknown names make ``start`` raise ValueError."""
-    component_identities: bool = False
+    component_identities: bool = True
     """The controllers and the kubelet talk as service accounts of their own, bound to the rules
-    they declare (:mod:`kubeloop.testing.identities`), as ``kubeloop up`` runs them; False (the
-    test fixture's default) gives them the administrator's credentials."""
+    they declare (:mod:`kubeloop.testing.identities`), as ``kubeloop up`` runs them (the
+    default, for the test fixture too); False gives them the administrator's credentials, the
+    controllers sharing the caller's client."""
     authorization_mode: str = "RBAC"
     """The API server's ``--authorization-mode`` (``RBAC`` or ``AlwaysAllow``)."""
 
@@ -122,8 +123,7 @@ class EmbeddedCluster:
                     lease_namespace=options.lease_namespace)
                 kubelet_config = provisioned or kubeconfig
             # Without identities of their own the controllers share the administrator's client
-            # with the caller, as before identities existed (see docs/decisions.md, component
-            # identities, for the CloneSet race a separate client's timing exposes).
+            # with the caller, as before identities existed.
             if self.config.component_identities:
                 self._controllers_client = ApiClient(controllers_config)
             self._manager = Manager(self._controllers_client or self._client, options)
