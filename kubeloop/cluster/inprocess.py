@@ -87,10 +87,11 @@ class ClusterConfig:
     feature_gates: Mapping[str, bool] | None = None
     """Controller feature gates by upstream name (``{"CloneSetShortHash": True}``, ``AllAlpha``
     too); ``None`` keeps upstream's defaults. Unknown names make ``start`` raise ValueError."""
-    component_identities: bool = False
+    component_identities: bool = True
     """The controllers and the kubelet talk as service accounts of their own, bound to the rules
-    they declare (:mod:`kubeloop.cluster.identities`), as ``kubeloop up`` runs them; False (the
-    test fixture's default) gives them the administrator's credentials."""
+    they declare (:mod:`kubeloop.cluster.identities`), as ``kubeloop up`` runs them (the
+    default, for the test fixture too); False gives them the administrator's credentials, the
+    controllers sharing the caller's client."""
     authorization_mode: str = "RBAC"
     """The API server's ``--authorization-mode`` (``RBAC`` or ``AlwaysAllow``)."""
     kruise_admission: bool = True
@@ -138,8 +139,7 @@ class InProcessCluster:
                 self._controllers_client = ApiClient(limits.apply(controllers_config))
             else:
                 # Without identities of their own the controllers share the administrator's
-                # client with the caller, as before identities existed (see docs/decisions.md,
-                # component identities, for the CloneSet race a separate client's timing exposes).
+                # client with the caller, as before identities existed.
                 self._client = ApiClient(limits.apply(kubeconfig))
             self._manager = Manager(self._controllers_client or self._client, options)
             if self.config.kubelet is not None:

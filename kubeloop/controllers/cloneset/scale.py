@@ -294,6 +294,9 @@ class PVCCleanup:
     CloneSet's owner reference is replaced by the pod's, so they go with it."""
     delete: list[Mapping[str, Any]]
     """PVCs with no pod at all: deleted."""
+    keep: list[Mapping[str, Any]]
+    """PVCs of active pods: the only ones the Scale step may still see (upstream's
+    ``activePVCs``), so no id without an active pod is reused."""
 
 
 def pvc_cleanup(
@@ -303,15 +306,17 @@ def pvc_cleanup(
     inactive = {instance_id_of(p): p for p in inactive_pods if instance_id_of(p)}
     reown: list[tuple[Mapping[str, Any], Pod]] = []
     delete: list[Mapping[str, Any]] = []
+    keep: list[Mapping[str, Any]] = []
     for pvc in pvcs:
         instance_id = instance_id_of(pvc)
         if instance_id in active_ids:
+            keep.append(pvc)
             continue
         if instance_id in inactive:
             reown.append((pvc, inactive[instance_id]))
         else:
             delete.append(pvc)
-    return PVCCleanup(reown, delete)
+    return PVCCleanup(reown, delete, keep)
 
 
 def pvc_owned_by_pod(pvc: Mapping[str, Any], cs: Mapping[str, Any], pod: Pod) -> dict[str, Any]:

@@ -266,14 +266,11 @@ class CloneSetSync:
     # -- listing and claiming ---------------------------------------------------------------
     async def _cleanup_pvcs(self, cs: Obj, active: list[Obj], inactive: list[Obj], pvcs: list[Obj]) -> list[Obj]:
         cleanup = pvc_cleanup(active, inactive, pvcs)
-        handled: set[str] = set()
         for pvc, pod in cleanup.reown:
             await self.control.replace_pvc(pvc_owned_by_pod(pvc, cs, pod))
-            handled.add(name_of(pvc))
         for pvc in cleanup.delete:
             await self.control.delete_pvc(cs, pvc)
-            handled.add(name_of(pvc))
-        return [p for p in pvcs if name_of(p) not in handled]
+        return [dict(p) for p in cleanup.keep]
 
     async def _claim_pods(self, cs: Obj, selector: Selector, active: list[Obj]) -> list[Obj]:
         async def patch(pod: Obj, body: Obj) -> Obj:

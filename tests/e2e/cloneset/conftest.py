@@ -20,7 +20,7 @@ def kubeloop_cluster_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv(ENV_VAR, "true")
     # The garbage collector removes PVCs that disablePVCReuse hands over to finished pods.
     return ClusterConfig(data_dir=tmp_path / "cluster", kubelet=quick_kubelet_config(),
-                         controllers=["cloneset", "garbagecollector"])
+                         controllers=["cloneset", "garbagecollector"], component_identities=True)
 
 
 @pytest.fixture

@@ -316,6 +316,28 @@ async def test_e16_percent_partition_updates_one_pod(cluster: EmbeddedCluster, m
     monitor.check()
 
 
+async def delete_and_await_replacements(cluster: EmbeddedCluster, replicas: int) -> None:
+    """Delete every pod of the CloneSet and wait until ``replicas`` others, none terminating, replace them.
+
+    The CloneSet's status is no barrier here: it still shows the settled state from before the
+    deletions until the controller has observed them, and a pod it re-creates after the caller
+    has moved on would escape the caller's next step.
+    """
+    client = cluster.client
+    deleted: set[str] = set()
+    for pod in await pods(client):
+        deleted.add(pod["metadata"]["uid"])
+        await client.delete(PODS, pod["metadata"]["name"], namespace=NS)
+
+    async def replaced() -> bool:
+        listed = (await client.list(PODS, namespace=NS))["items"]
+        owned = [p for p in listed if (controller_of(p) or {}).get("name") == NAME]
+        return len(owned) == replicas and not any(
+            p["metadata"]["uid"] in deleted or p["metadata"].get("deletionTimestamp") for p in owned)
+
+    await cluster.wait_until(replaced, 30, f"{replicas} pods replacing the deleted ones")
+
+
 async def test_e17_pvc_reuse_then_disable(cluster: EmbeddedCluster, monitor: CloneSetMonitor) -> None:
     client = cluster.client
     vcts = [{"metadata": {"name": name}, "spec": {"accessModes": ["ReadWriteOnce"],
@@ -336,12 +358,16 @@ async def test_e17_pvc_reuse_then_disable(cluster: EmbeddedCluster, monitor: Clo
     assert {(c["metadata"].get("labels") or {})[kruise.INSTANCE_ID_LABEL] for c in first} == ids
     assert all((controller_of(c) or {}).get("kind") == kruise.CLONESET_KIND for c in first)
 
-    for pod in await pods(client):
-        await client.delete(PODS, pod["metadata"]["name"], namespace=NS)
+    await delete_and_await_replacements(cluster, 4)
     await wait_status(cluster, lambda s: settled(4)(s) and progressing(s) == ("True", kruise.REASON_AVAILABLE))
+    assert {(p["metadata"].get("labels") or {})[kruise.INSTANCE_ID_LABEL] for p in await pods(client)} == ids
     assert [c["metadata"]["name"] for c in await claims()] == [c["metadata"]["name"] for c in first]
 
     await update(client, lambda b: b["spec"].setdefault("scaleStrategy", {}).update(disablePVCReuse=True))
+    # Only a CloneSet whose new generation the controller has observed is sure to see the pod
+    # deletions below with disablePVCReuse set (its pods and CloneSets come from separate
+    # watches); before that it may legitimately re-create a pod with its old id and claims.
+    await wait_status(cluster, lambda s: True)
     for pod in await pods(client):
         await client.delete(PODS, pod["metadata"]["name"], namespace=NS)
 
