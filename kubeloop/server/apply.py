@@ -84,10 +84,11 @@ class _PatchShape(Shape):
     fields, which could be anything, share :data:`_UNDECLARED` and are not remembered.
     """
 
-    __slots__ = ("_children", "_is_set", "_keys", "_meta")
+    __slots__ = ("_children", "_declared", "_is_set", "_keys", "_meta")
 
     def __init__(self, meta: FieldMeta) -> None:
         self._meta = meta
+        self._declared = meta.schema.fields()
         self._children: dict[str, Shape] = {}
         merging = meta.strategy == MERGE
         self._keys: tuple[str, ...] = (meta.merge_key,) if merging and meta.merge_key else ()
@@ -97,8 +98,8 @@ class _PatchShape(Shape):
         found = self._children.get(name)
         if found is not None:
             return found
-        meta = self._meta.schema.lookup(name)
-        if meta is NO_META:
+        meta = self._declared.get(name)
+        if meta is None or meta is NO_META:
             return _UNDECLARED
         found = _SHAPES.get(id(meta))
         if found is None:
