@@ -203,24 +203,30 @@ _MEMBER = object()
 
 
 def _walk(value: Any, shape: Shape, prefix: Path, out: dict[Path, Any], applied: bool = False) -> None:
-    if isinstance(value, dict) and value:
-        for name, child in value.items():
-            _walk(child, shape.child(str(name)), (*prefix, f"f:{name}"), out, applied)
-    elif isinstance(value, list) and value and _keyed(value, shape.list_keys()):
+    # Each type is tested once (most values are scalar leaves, walked on every write).
+    if isinstance(value, dict):
+        if value:
+            for name, child in value.items():
+                _walk(child, shape.child(str(name)), (*prefix, f"f:{name}"), out, applied)
+            return
+    elif isinstance(value, list) and value:
         keys = shape.list_keys()
-        for item in value:
-            element = (*prefix, _key_element(item, keys))
-            out[element] = _MEMBER
-            for name, child in item.items():
-                _walk(child, shape.child(str(name)), (*element, f"f:{name}"), out, applied)
-    elif isinstance(value, list) and value and shape.is_set() and _scalars(value):
-        for item in value:
-            out[(*prefix, "v:" + _json(item))] = item
-    elif applied and value == [] and (shape.list_keys() or shape.is_set()):
+        if keys and _keyed(value, keys):
+            for item in value:
+                element = (*prefix, _key_element(item, keys))
+                out[element] = _MEMBER
+                for name, child in item.items():
+                    _walk(child, shape.child(str(name)), (*element, f"f:{name}"), out, applied)
+            return
+        if shape.is_set() and _scalars(value):
+            for item in value:
+                out[(*prefix, "v:" + _json(item))] = item
+            return
+    if applied and value == [] and (shape.list_keys() or shape.is_set()):
         # An applied empty keyed or set list owns nothing (upstream's ToFieldSet visits its
         # items and there are none); an empty map, an empty atomic list and null are leaves.
         return
-    elif prefix:
+    if prefix:
         out[prefix] = value
 
 
