@@ -26,6 +26,7 @@ set), for custom resources the CRD's ``x-kubernetes-list-type`` / ``x-kubernetes
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ import orjson
 from kubeloop.api.status import ApiError, invalid_error, required
 from kubeloop.server.patch import FieldMeta, PatchSchema, patch_schema_for
 from kubeloop.server.patch.kinds import object_meta_schema
-from kubeloop.server.patch.schema import MERGE
+from kubeloop.server.patch.schema import MERGE, NO_META
 
 Obj = dict[str, Any]
 Path = tuple[str, ...]
@@ -74,19 +75,52 @@ OPEN_SHAPE = Shape()
 
 
 class _PatchShape(Shape):
-    """A shape read from a strategic-merge :class:`PatchSchema` field."""
+    """A shape read from a strategic-merge :class:`PatchSchema` field.
+
+    Patch schemas are built once per definition and never change, so there is one shape per
+    declared field (:data:`_SHAPES`, bounded by the schemas, however deep a document nests
+    recursive types), each keeping its children's shapes by name, and knowing its keys from the
+    start: walking a pod then allocates no shapes and reads no strategies. Map keys and unknown
+    fields, which could be anything, share :data:`_UNDECLARED` and are not remembered.
+    """
+
+    __slots__ = ("_children", "_declared", "_is_set", "_keys", "_meta")
 
     def __init__(self, meta: FieldMeta) -> None:
         self._meta = meta
+        self._declared = meta.schema.fields()
+        self._children: dict[str, Shape] = {}
+        merging = meta.strategy == MERGE
+        self._keys: tuple[str, ...] = (meta.merge_key,) if merging and meta.merge_key else ()
+        self._is_set = merging and not meta.merge_key
 
     def child(self, name: str) -> Shape:
-        return _PatchShape(self._meta.schema.lookup(name))
+        found = self._children.get(name)
+        if found is not None:
+            return found
+        meta = self._declared.get(name)
+        if meta is None or meta is NO_META:
+            return _UNDECLARED
+        found = _SHAPES.get(id(meta))
+        if found is None:
+            # The shape holds ``meta``, so the id stays that field's for as long as it is a key.
+            found = _SHAPES[id(meta)] = _PatchShape(meta)
+        self._children[name] = found
+        return found
 
     def list_keys(self) -> tuple[str, ...]:
-        return (self._meta.merge_key,) if self._meta.strategy == MERGE and self._meta.merge_key else ()
+        return self._keys
 
     def is_set(self) -> bool:
-        return self._meta.strategy == MERGE and not self._meta.merge_key
+        return self._is_set
+
+
+_SHAPES: dict[int, _PatchShape] = {}
+"""The shape of each declared field met so far, by the identity of its (immutable, cached)
+:class:`FieldMeta`."""
+
+_UNDECLARED = _PatchShape(NO_META)
+"""The shape of every field a patch schema does not declare (open maps, atomic lists)."""
 
 
 class _SchemaShape(Shape):
@@ -115,8 +149,10 @@ class _SchemaShape(Shape):
         return self._schema.get("x-kubernetes-list-type") == "set"
 
 
+@functools.cache
 def builtin_shape(group: str, kind: str) -> Shape:
-    """The shape of a built-in kind (open maps and atomic lists when it has no patch schema)."""
+    """The shape of a built-in kind (open maps and atomic lists when it has no patch schema);
+    one per kind, so that its children's shapes are built once (see :class:`_PatchShape`)."""
     schema = patch_schema_for(group, kind)
     return _PatchShape(FieldMeta(schema=schema)) if schema is not None else OPEN_SHAPE
 
@@ -167,24 +203,30 @@ _MEMBER = object()
 
 
 def _walk(value: Any, shape: Shape, prefix: Path, out: dict[Path, Any], applied: bool = False) -> None:
-    if isinstance(value, dict) and value:
-        for name, child in value.items():
-            _walk(child, shape.child(str(name)), (*prefix, f"f:{name}"), out, applied)
-    elif isinstance(value, list) and value and _keyed(value, shape.list_keys()):
+    # Each type is tested once (most values are scalar leaves, walked on every write).
+    if isinstance(value, dict):
+        if value:
+            for name, child in value.items():
+                _walk(child, shape.child(str(name)), (*prefix, f"f:{name}"), out, applied)
+            return
+    elif isinstance(value, list) and value:
         keys = shape.list_keys()
-        for item in value:
-            element = (*prefix, _key_element(item, keys))
-            out[element] = _MEMBER
-            for name, child in item.items():
-                _walk(child, shape.child(str(name)), (*element, f"f:{name}"), out, applied)
-    elif isinstance(value, list) and value and shape.is_set() and _scalars(value):
-        for item in value:
-            out[(*prefix, "v:" + _json(item))] = item
-    elif applied and value == [] and (shape.list_keys() or shape.is_set()):
+        if keys and _keyed(value, keys):
+            for item in value:
+                element = (*prefix, _key_element(item, keys))
+                out[element] = _MEMBER
+                for name, child in item.items():
+                    _walk(child, shape.child(str(name)), (*element, f"f:{name}"), out, applied)
+            return
+        if shape.is_set() and _scalars(value):
+            for item in value:
+                out[(*prefix, "v:" + _json(item))] = item
+            return
+    if applied and value == [] and (shape.list_keys() or shape.is_set()):
         # An applied empty keyed or set list owns nothing (upstream's ToFieldSet visits its
         # items and there are none); an empty map, an empty atomic list and null are leaves.
         return
-    elif prefix:
+    if prefix:
         out[prefix] = value
 
 

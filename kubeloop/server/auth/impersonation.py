@@ -57,7 +57,8 @@ def requested(headers: _Headers) -> Impersonation | None:
     """The impersonation ``headers`` ask for; None without any; 400 for groups, uid or extras
     without a user."""
     names = list(headers)
-    if not any(name.lower().startswith("impersonate-") for name in names):
+    # One scan of all the names at C speed (names hold no line breaks): most requests have none.
+    if "\nimpersonate-" not in "\n" + "\n".join(names).lower():
         return None
     users = headers.getall(USER_HEADER, [])
     groups = tuple(headers.getall(GROUP_HEADER, []))

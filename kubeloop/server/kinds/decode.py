@@ -40,6 +40,7 @@ FIELD_VALIDATION_VALUES = (IGNORE, WARN, STRICT)
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+_PLAIN: dict[str, type] = {"string": str, "bool": bool, "quantity": str, "intstr": str, "int32": int, "int64": int}
 _TIMES = {"io.k8s.apimachinery.pkg.apis.meta.v1.Time", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"}
 _GO_TIME_LAYOUT = "2006-01-02T15:04:05Z07:00"
 
@@ -48,7 +49,7 @@ class _Node:
     """A compiled type: ``kind`` is one of ``struct``, ``list``, ``map``, ``string``, ``int32``,
     ``int64``, ``float64``, ``bool``, ``intstr``, ``quantity``, ``time``, ``any``."""
 
-    __slots__ = ("fields", "go_type", "item", "kind", "required", "struct_name")
+    __slots__ = ("bounds", "fields", "go_type", "item", "kind", "plain", "required", "struct_name")
 
     def __init__(self, kind: str, go_type: str) -> None:
         self.kind = kind
@@ -57,6 +58,10 @@ class _Node:
         self.required: frozenset[str] = frozenset()
         self.item: _Node | None = None
         self.struct_name = ""
+        self.plain: type | None = _PLAIN.get(kind)
+        """The Python type a value of this kind is taken as it is, without a call (a string for
+        strings, quantities and int-or-strings; ``int`` only within :attr:`bounds`)."""
+        self.bounds: tuple[int, int] = _INT32 if kind == "int32" else _INT64
 
 
 class _Compiler:
@@ -217,15 +222,19 @@ def _decode_struct(node: _Node, value: Any, struct: str, walk: _Walk) -> Any:
             if walk.prune:
                 drop = [key] if drop is None else [*drop, key]
             continue
-        kind = field.kind
-        wanted = _SCALAR_TYPES.get(kind)
-        if wanted is not None:
-            if type(item) is not wanted:
-                stack.append(key)
-                raise _type_error(item, name, walk, kind)
+        # Most fields are plain values that decode as they are: checked here, without a call
+        # (the calls below give the same errors for what does not pass).
+        plain = field.plain
+        if plain is int:
+            low, high = field.bounds
+            if type(item) is int and low <= item <= high:
+                continue
+        elif type(item) is plain:
             continue
+        kind = field.kind
         stack.append(key)
-        decoded = _decode(field, item, name, walk)
+        decoded = (_decode_struct(field, item, name, walk) if kind == "struct" else
+                   _decode(field, item, name, walk))
         stack.pop()
         if decoded is not item:
             value[key] = decoded
@@ -265,6 +274,7 @@ def _decode(node: _Node, value: Any, struct: str, walk: _Walk) -> Any:
         item_kind = item_node.kind
         wanted = _SCALAR_TYPES.get(item_kind)
         stack = walk.stack
+        decode = _decode_struct if item_kind == "struct" else _decode
         for index, item in enumerate(value):
             if item is None:
                 continue
@@ -273,7 +283,7 @@ def _decode(node: _Node, value: Any, struct: str, walk: _Walk) -> Any:
                     raise _type_error(item, struct, walk, item_kind)
                 continue
             stack.append(index)
-            decoded = _decode(item_node, item, struct, walk)
+            decoded = decode(item_node, item, struct, walk)
             stack.pop()
             if decoded is not item:
                 value[index] = decoded
@@ -284,6 +294,7 @@ def _decode(node: _Node, value: Any, struct: str, walk: _Walk) -> Any:
         value_node = node.item
         assert value_node is not None
         wanted = _SCALAR_TYPES.get(value_node.kind)
+        plain = value_node.plain
         stack = walk.stack
         for key, item in value.items():
             if item is None:
@@ -291,6 +302,9 @@ def _decode(node: _Node, value: Any, struct: str, walk: _Walk) -> Any:
             if wanted is not None:
                 if type(item) is not wanted:
                     raise _type_error(item, struct, walk, value_node.kind)
+                continue
+            if plain is str and type(item) is str:
+                # A quantity or int-or-string given as text (resource requests and limits).
                 continue
             # A map key is shown in unknown-field paths but is not part of Go's field path.
             stack.append("\0\0" + key)

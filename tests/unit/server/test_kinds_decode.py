@@ -61,6 +61,43 @@ def test_int64_range() -> None:
         f"json: cannot unmarshal number {2**63} into Go struct field PodSpec.spec.activeDeadlineSeconds of type int64")
 
 
+_PRIORITY = "Go struct field PodSpec.spec.priority of type int32"
+
+
+@pytest.mark.parametrize(("spec", "error"), [
+    ({"priority": 2**31 - 1}, None),
+    ({"priority": -(2**31)}, None),
+    ({"priority": 2**31}, f"json: cannot unmarshal number {2**31} into {_PRIORITY}"),
+    ({"priority": -(2**31) - 1}, f"json: cannot unmarshal number {-(2**31) - 1} into {_PRIORITY}"),
+    ({"priority": True}, f"json: cannot unmarshal bool into {_PRIORITY}"),
+    ({"priority": 1.5}, f"json: cannot unmarshal number 1.5 into {_PRIORITY}"),
+    ({"priority": "1"}, f"json: cannot unmarshal string into {_PRIORITY}"),
+    ({"hostNetwork": 1}, "json: cannot unmarshal number into Go struct field PodSpec.spec.hostNetwork of type bool"),
+    ({"nodeName": False}, "json: cannot unmarshal bool into Go struct field PodSpec.spec.nodeName of type string"),
+    ({"securityContext": []}, "json: cannot unmarshal array into Go struct field PodSpec.spec.securityContext of type "
+                              "v1.PodSecurityContext"),
+    ({"tolerations": [{"key": "k", "tolerationSeconds": 2**63}]},
+     f"json: cannot unmarshal number {2**63} into Go struct field Toleration.spec.tolerations.tolerationSeconds of "
+     "type int64"),
+    ({"tolerations": ["k"]}, "json: cannot unmarshal string into Go struct field PodSpec.spec.tolerations of type "
+                             "v1.Toleration"),
+])
+def test_plain_fields_at_their_edges(spec: dict[str, Any], error: str | None) -> None:
+    """Plain values (strings, booleans, integers in range) pass as they are; the rest fail with
+    Go's text, whether they sit in a struct or a list."""
+    if error is None:
+        assert decoded(pod(**spec))[0]["spec"] == {**pod()["spec"], **spec}
+    else:
+        assert message(pod(**spec)) == error
+
+
+def test_quantities_and_int_or_strings_in_maps() -> None:
+    """Text passes as it is; numbers become text; other values are refused."""
+    obj, _ = decoded(pod(overhead={"cpu": "250m", "memory": 64}))
+    assert obj["spec"]["overhead"] == {"cpu": "250m", "memory": "64"}
+    assert message(pod(overhead={"cpu": True})).startswith("quantities must match the regular expression")
+
+
 def test_unknown_fields_are_named_with_list_indices_and_map_keys() -> None:
     obj, warnings = decoded(pod(containers=[{"name": "a", "extra": 1}], overhead={"cpu": "1"}, bogus={}))
     assert warnings == ['unknown field "spec.containers[0].extra"', 'unknown field "spec.bogus"']

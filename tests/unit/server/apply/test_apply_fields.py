@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from kubeloop.server.apply import (
     OPEN_SHAPE,
     Path,
+    Shape,
     builtin_shape,
     compare,
     decode_fields,
@@ -130,3 +132,36 @@ def test_odd_yaml_values_still_have_paths() -> None:
     # YAML may give integer keys and integers beyond 64 bits; tracking must not fail on them.
     obj = {"metadata": {"finalizers": [2**70]}, "spec": {1: "x"}}
     assert field_set(obj, DEPLOYMENT) == {("f:metadata", "f:finalizers", f"v:{2**70}"), ("f:spec", "f:1")}
+
+
+def _live_shapes() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, Shape))
+
+
+def test_shapes_of_a_recursive_schema_stay_bounded_however_deep_a_document_nests() -> None:
+    """Shapes are remembered per declared field, not per path: a type that contains itself
+    (as JSONSchemaProps does) walked 80 levels deep adds no more shapes than walked 3 deep,
+    and map keys (here under ``labels``) are never remembered."""
+    from kubeloop.server.apply import patch_shape
+    from kubeloop.server.patch import FieldMeta, PatchSchema
+    from kubeloop.server.patch.schema import MERGE
+
+    node = PatchSchema(name="Node")
+    node.fields_mut().update({"next": FieldMeta(schema=node),
+                              "items": FieldMeta(strategies=(MERGE,), merge_key="name", schema=node)})
+    shape = patch_shape(node)
+
+    def nested(depth: int) -> dict[str, Any]:
+        value: dict[str, Any] = {"labels": {f"key-{depth}": "v"}, "items": [{"name": "a"}]}
+        for _ in range(depth):
+            value = {"next": value}
+        return value
+
+    shallow = field_set(nested(3), shape)
+    assert ("f:next", "f:next", "f:next", "f:items", 'k:{"name":"a"}', "f:name") in shallow
+    known = _live_shapes()
+    deep = field_set(nested(80), shape)
+    assert ("f:next",) * 80 + ("f:labels", "f:key-80") in deep
+    assert _live_shapes() == known
+    assert builtin_shape("", "Pod").child("spec") is builtin_shape("", "Pod").child("spec")

@@ -21,6 +21,17 @@ def test_no_headers_no_impersonation() -> None:
     assert requested(headers(("Authorization", "Bearer x"))) is None
 
 
+@pytest.mark.parametrize(("pairs", "user"), [
+    ((("X-Impersonate-User", "bob"), ("Accept", "*/*")), None),
+    ((("Accept", "*/*"), ("Xi", "mpersonate-User: bob")), None),
+    ((("Accept", "*/*"), ("impersonate-user", "bob")), "bob"),
+    ((("Accept", "*/*"), ("Host", "h"), ("IMPERSONATE-USER", "carol")), "carol"),
+])
+def test_only_names_starting_with_impersonate_ask(pairs: tuple[tuple[str, str], ...], user: str | None) -> None:
+    asked = requested(headers(*pairs))
+    assert (asked.user if asked is not None else None) == user
+
+
 def test_groups_without_a_user_are_a_bad_request() -> None:
     with pytest.raises(ApiError) as raised:
         requested(headers(("Impersonate-Group", "devs")))
