@@ -84,8 +84,12 @@ async def test_kopf_validating_and_mutating_webhooks(kubeloop_cluster: EmbeddedC
     await asyncio.to_thread(runner.__enter__)
     try:
         async def registered() -> bool:
-            found = await client.list("validatingwebhookconfigurations.admissionregistration.k8s.io")
-            return any(item["metadata"]["name"] == "kubeloop-test.kopf.dev" for item in found["items"])
+            # kopf writes the validating configuration, then the mutating one: wait for both.
+            for kind in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
+                found = await client.list(f"{kind}.admissionregistration.k8s.io")
+                if not any(item["metadata"]["name"] == "kubeloop-test.kopf.dev" for item in found["items"]):
+                    return False
+            return True
 
         await kubeloop_cluster.wait_until(registered, timeout=60)
         labels = {"kopf-test": "yes"}
