@@ -39,7 +39,6 @@ from kubeloop.api.meta import (
     uid_of,
 )
 from kubeloop.api.nested import section
-from kubeloop.api.pods import node_name
 from kubeloop.client import PODS, REPLICA_SETS, is_conflict, is_not_found
 from kubeloop.controllers.kubegates import kube_gate
 from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to_manage, slow_start_batch
@@ -51,6 +50,7 @@ from kubeloop.controllers.replicaset.podcontrol import (
 )
 from kubeloop.controllers.replicaset.podfacts import PodFacts, PodFactsCache, pod_facts
 from kubeloop.controllers.replicaset.ranking import RankingFactsCache, select_for_deletion
+from kubeloop.controllers.replicaset.related import POD_LABEL_INDEX, pod_label_index, related_pods_per_node
 from kubeloop.controllers.replicaset.status import (
     ReplicaCounts,
     availability_recheck_after,
@@ -68,7 +68,7 @@ from kubeloop.runtime.controllerref import controller_ref_manager
 from kubeloop.runtime.events import NORMAL, WARNING
 from kubeloop.runtime.expectations import UIDTrackingControllerExpectations
 from kubeloop.runtime.handlers import Funcs, Queue, Request
-from kubeloop.runtime.informers import NAMESPACE_INDEX, DeletedFinalStateUnknown
+from kubeloop.runtime.informers import DeletedFinalStateUnknown
 from kubeloop.runtime.manager import Manager
 from kubeloop.runtime.retry import Backoff, retry_on_conflict
 
@@ -435,7 +435,7 @@ class ReplicaSetController:
     def _related_pods_per_node(self, replica_set: Obj) -> dict[str, int]:
         """Active pods per node among the pods of every ReplicaSet sharing this one's controller
         (siblings under one Deployment): the namespace's pods matching any sibling's selector,
-        as upstream lists them. One pass over cached facts, no list built."""
+        as upstream lists them, found through the pod label index (:mod:`.related`)."""
         owner = controller_of(replica_set)
         if owner is None:
             return {}
@@ -448,24 +448,7 @@ class ReplicaSetController:
             selector = _matching_selector(sibling)
             if selector is not None:
                 selectors.append(selector)
-        per_node: dict[str, int] = {}
-        if not selectors:
-            return per_node
-        facts = self.pod_facts.facts
-        indexer = self.pods.indexer
-        single = selectors[0] if len(selectors) == 1 else None
-        for key in indexer.index_key_view(NAMESPACE_INDEX, namespace):
-            pod = indexer.get(key)
-            if pod is None:
-                continue
-            pod_facts_ = facts(pod)
-            if not pod_facts_.active:
-                continue
-            labels = pod_facts_.labels
-            if single.matches(labels) if single is not None else any(s.matches(labels) for s in selectors):
-                node = node_name(pod)
-                per_node[node] = per_node.get(node, 0) + 1
-        return per_node
+        return related_pods_per_node(self.pods.indexer, namespace, selectors, self.pod_facts.facts)
 
     async def _delete_pods(
         self, replica_set: Obj, key: str, active_pods: list[Obj], count: int
@@ -542,7 +525,8 @@ async def add_replica_set_controller(
     (``feature_gates``: upstream names, see :data:`kubeloop.controllers.kubegates.KUBE_GATES`)."""
 
     replica_sets = await manager.factory.informer_for(REPLICA_SETS)
-    pods = await manager.factory.informer_for(PODS, indexers={POD_CONTROLLER_INDEX: pod_controller_index})
+    pods = await manager.factory.informer_for(PODS, indexers={POD_CONTROLLER_INDEX: pod_controller_index,
+                                                                 POD_LABEL_INDEX: pod_label_index})
     controller = ReplicaSetController(
         manager.client, replica_sets, pods, manager.recorder(COMPONENT), clock=manager.clock, wall=wall,
         terminating_replicas=kube_gate(feature_gates, "DeploymentReplicaSetTerminatingReplicas"),
