@@ -42,6 +42,7 @@ from kubeloop.api.nested import section
 from kubeloop.client import PODS, REPLICA_SETS, is_conflict, is_not_found
 from kubeloop.controllers.kubegates import kube_gate
 from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to_manage, slow_start_batch
+from kubeloop.controllers.replicaset.nodecounts import NodeCounts, disjoint
 from kubeloop.controllers.replicaset.podcontrol import (
     REPLICA_SET_API_VERSION,
     REPLICA_SET_KIND,
@@ -50,7 +51,7 @@ from kubeloop.controllers.replicaset.podcontrol import (
 )
 from kubeloop.controllers.replicaset.podfacts import PodFacts, PodFactsCache, pod_facts
 from kubeloop.controllers.replicaset.ranking import RankingFactsCache, select_for_deletion
-from kubeloop.controllers.replicaset.related import POD_LABEL_INDEX, pod_label_index, related_pods_per_node
+from kubeloop.controllers.replicaset.related import related_pods_per_node
 from kubeloop.controllers.replicaset.status import (
     ReplicaCounts,
     availability_recheck_after,
@@ -68,7 +69,7 @@ from kubeloop.runtime.controllerref import controller_ref_manager
 from kubeloop.runtime.events import NORMAL, WARNING
 from kubeloop.runtime.expectations import UIDTrackingControllerExpectations
 from kubeloop.runtime.handlers import Funcs, Queue, Request
-from kubeloop.runtime.informers import DeletedFinalStateUnknown
+from kubeloop.runtime.informers import NAMESPACE_INDEX, DeletedFinalStateUnknown
 from kubeloop.runtime.manager import Manager
 from kubeloop.runtime.retry import Backoff, retry_on_conflict
 
@@ -166,12 +167,15 @@ class ReplicaSetController:
         self.expectations = UIDTrackingControllerExpectations(clock)
         self.pod_facts = PodFactsCache()
         self.ranking_facts = RankingFactsCache()
+        self.node_counts = NodeCounts(self.pod_facts.facts)
+        """Active pods per node per sibling selector, for scale-down ranking (:mod:`.nodecounts`)."""
         self._selectors: dict[str, tuple[Any, Selector]] = {}
         self._tallies: dict[str, OwnedPodTally] = {}
 
     # -- wiring ---------------------------------------------------------------------------
     def attach_cache_listeners(self) -> None:
         self.pods.indexer.add_change_listener(self._on_pod_stored)
+        self.pods.indexer.add_change_listener(self.node_counts.on_stored)
 
     def pod_handler(self) -> Funcs:
         return Funcs(create=self.on_pod_add, update=self.on_pod_update, delete=self.on_pod_removed)
@@ -292,6 +296,9 @@ class ReplicaSetController:
         if replica_set is not None:
             self._selectors.pop(uid_of(replica_set), None)
             self._tallies.pop(uid_of(replica_set), None)
+            selector = _matching_selector(replica_set)
+            if selector is not None:
+                self.node_counts.forget(namespace_of(replica_set), selector)
             self._enqueue(queue, replica_set)
 
     # -- sync -----------------------------------------------------------------------------
@@ -448,7 +455,22 @@ class ReplicaSetController:
             selector = _matching_selector(sibling)
             if selector is not None:
                 selectors.append(selector)
-        return related_pods_per_node(self.pods.indexer, namespace, selectors, self.pod_facts.facts)
+        indexer = self.pods.indexer
+        if all(disjoint(a, b) for i, a in enumerate(selectors) for b in selectors[i + 1:]):
+            # Each pod matches one sibling at most: the sum of the live per-selector counts.
+            total: dict[str, int] = {}
+            for selector in selectors:
+                counts = self.node_counts.per_node(
+                    namespace, selector, indexer.epoch,
+                    lambda: ((k, p) for k in indexer.index_key_view(NAMESPACE_INDEX, namespace)
+                             if (p := indexer.get(k)) is not None))
+                if counts is None:
+                    break
+                for node, n in counts.items():
+                    total[node] = total.get(node, 0) + n
+            else:
+                return total
+        return related_pods_per_node(indexer, namespace, selectors, self.pod_facts.facts)
 
     async def _delete_pods(
         self, replica_set: Obj, key: str, active_pods: list[Obj], count: int
@@ -525,8 +547,7 @@ async def add_replica_set_controller(
     (``feature_gates``: upstream names, see :data:`kubeloop.controllers.kubegates.KUBE_GATES`)."""
 
     replica_sets = await manager.factory.informer_for(REPLICA_SETS)
-    pods = await manager.factory.informer_for(PODS, indexers={POD_CONTROLLER_INDEX: pod_controller_index,
-                                                                 POD_LABEL_INDEX: pod_label_index})
+    pods = await manager.factory.informer_for(PODS, indexers={POD_CONTROLLER_INDEX: pod_controller_index})
     controller = ReplicaSetController(
         manager.client, replica_sets, pods, manager.recorder(COMPONENT), clock=manager.clock, wall=wall,
         terminating_replicas=kube_gate(feature_gates, "DeploymentReplicaSetTerminatingReplicas"),

@@ -34,6 +34,10 @@ def rs_uid(deployment: str, hash_: str) -> str:
 
 
 def rs_selector(deployment: str, hash_: str, shape: int) -> Selector:
+    return selector_from_label_selector(rs_raw_selector(deployment, hash_, shape))
+
+
+def rs_raw_selector(deployment: str, hash_: str, shape: int) -> Obj:
     """A Deployment-made selector, or (shapes 1, 2) one with set terms or with no equality term."""
     if shape == 1:
         raw: Obj = {"matchLabels": {"app": deployment},
@@ -43,7 +47,7 @@ def rs_selector(deployment: str, hash_: str, shape: int) -> Selector:
                                     {"key": "app", "operator": "Exists"}]}
     else:
         raw = {"matchLabels": {"app": deployment, "pod-template-hash": hash_}}
-    return selector_from_label_selector(raw)
+    return raw
 
 
 owners = st.one_of(st.none(), st.just("someone-else"),
