@@ -39,10 +39,10 @@ from kubeloop.api.meta import (
     uid_of,
 )
 from kubeloop.api.nested import section
-from kubeloop.api.pods import node_name
 from kubeloop.client import PODS, REPLICA_SETS, is_conflict, is_not_found
 from kubeloop.controllers.kubegates import kube_gate
 from kubeloop.controllers.replicaset.batching import BURST_REPLICAS, replicas_to_manage, slow_start_batch
+from kubeloop.controllers.replicaset.nodecounts import NodeCounts, disjoint
 from kubeloop.controllers.replicaset.podcontrol import (
     REPLICA_SET_API_VERSION,
     REPLICA_SET_KIND,
@@ -51,6 +51,7 @@ from kubeloop.controllers.replicaset.podcontrol import (
 )
 from kubeloop.controllers.replicaset.podfacts import PodFacts, PodFactsCache, pod_facts
 from kubeloop.controllers.replicaset.ranking import RankingFactsCache, select_for_deletion
+from kubeloop.controllers.replicaset.related import related_pods_per_node
 from kubeloop.controllers.replicaset.status import (
     ReplicaCounts,
     availability_recheck_after,
@@ -166,12 +167,15 @@ class ReplicaSetController:
         self.expectations = UIDTrackingControllerExpectations(clock)
         self.pod_facts = PodFactsCache()
         self.ranking_facts = RankingFactsCache()
+        self.node_counts = NodeCounts(self.pod_facts.facts)
+        """Active pods per node per sibling selector, for scale-down ranking (:mod:`.nodecounts`)."""
         self._selectors: dict[str, tuple[Any, Selector]] = {}
         self._tallies: dict[str, OwnedPodTally] = {}
 
     # -- wiring ---------------------------------------------------------------------------
     def attach_cache_listeners(self) -> None:
         self.pods.indexer.add_change_listener(self._on_pod_stored)
+        self.pods.indexer.add_change_listener(self.node_counts.on_stored)
 
     def pod_handler(self) -> Funcs:
         return Funcs(create=self.on_pod_add, update=self.on_pod_update, delete=self.on_pod_removed)
@@ -292,6 +296,9 @@ class ReplicaSetController:
         if replica_set is not None:
             self._selectors.pop(uid_of(replica_set), None)
             self._tallies.pop(uid_of(replica_set), None)
+            selector = _matching_selector(replica_set)
+            if selector is not None:
+                self.node_counts.forget(namespace_of(replica_set), selector)
             self._enqueue(queue, replica_set)
 
     # -- sync -----------------------------------------------------------------------------
@@ -435,7 +442,7 @@ class ReplicaSetController:
     def _related_pods_per_node(self, replica_set: Obj) -> dict[str, int]:
         """Active pods per node among the pods of every ReplicaSet sharing this one's controller
         (siblings under one Deployment): the namespace's pods matching any sibling's selector,
-        as upstream lists them. One pass over cached facts, no list built."""
+        as upstream lists them, found through the pod label index (:mod:`.related`)."""
         owner = controller_of(replica_set)
         if owner is None:
             return {}
@@ -448,24 +455,22 @@ class ReplicaSetController:
             selector = _matching_selector(sibling)
             if selector is not None:
                 selectors.append(selector)
-        per_node: dict[str, int] = {}
-        if not selectors:
-            return per_node
-        facts = self.pod_facts.facts
         indexer = self.pods.indexer
-        single = selectors[0] if len(selectors) == 1 else None
-        for key in indexer.index_key_view(NAMESPACE_INDEX, namespace):
-            pod = indexer.get(key)
-            if pod is None:
-                continue
-            pod_facts_ = facts(pod)
-            if not pod_facts_.active:
-                continue
-            labels = pod_facts_.labels
-            if single.matches(labels) if single is not None else any(s.matches(labels) for s in selectors):
-                node = node_name(pod)
-                per_node[node] = per_node.get(node, 0) + 1
-        return per_node
+        if all(disjoint(a, b) for i, a in enumerate(selectors) for b in selectors[i + 1:]):
+            # Each pod matches one sibling at most: the sum of the live per-selector counts.
+            total: dict[str, int] = {}
+            for selector in selectors:
+                counts = self.node_counts.per_node(
+                    namespace, selector, indexer.epoch,
+                    lambda: ((k, p) for k in indexer.index_key_view(NAMESPACE_INDEX, namespace)
+                             if (p := indexer.get(k)) is not None))
+                if counts is None:
+                    break
+                for node, n in counts.items():
+                    total[node] = total.get(node, 0) + n
+            else:
+                return total
+        return related_pods_per_node(indexer, namespace, selectors, self.pod_facts.facts)
 
     async def _delete_pods(
         self, replica_set: Obj, key: str, active_pods: list[Obj], count: int
