@@ -1,12 +1,12 @@
-"""Micro-benchmark: ReplicaSet scale-down ranking: namespace scan, pod label index, live counts.
+"""Micro-benchmark: ReplicaSet scale-down ranking: namespace scan against live counts.
 
 One namespace holds ``--deployments`` Deployments of ``--pods`` pods in all, each Deployment
 with an old and a new ReplicaSet (pods split between them, spread over ``--nodes`` nodes).
 For every ReplicaSet it computes the active related pods per node
-three ways (:mod:`kubeloop.controllers.replicaset.related`: a scan of the namespace, the pod
-label index; :mod:`kubeloop.controllers.replicaset.nodecounts`: the live counts the controller
-uses), checks they agree, and reports the CPU time per call of each, then what the label index
-and the live counts' change listener add to every cache write. Single process, no server::
+two ways (:mod:`kubeloop.controllers.replicaset.related`: a scan of the namespace;
+:mod:`kubeloop.controllers.replicaset.nodecounts`: the live counts the controller uses), checks
+they agree, and reports the CPU time per call of each, then what the live counts' change
+listener adds to every cache write. Single process, no server::
 
     PYTHONPATH=$PWD .venv/bin/python bench/rsrank.py --pods 5000 --deployments 10
 """
@@ -21,12 +21,7 @@ from kubeloop.api.labels import selector_from_label_selector
 from kubeloop.controllers.replicaset.controller import POD_CONTROLLER_INDEX, pod_controller_index
 from kubeloop.controllers.replicaset.nodecounts import NodeCounts
 from kubeloop.controllers.replicaset.podfacts import PodFactsCache
-from kubeloop.controllers.replicaset.related import (
-    POD_LABEL_INDEX,
-    pod_label_index,
-    related_pods_per_node,
-    related_pods_per_node_by_scan,
-)
+from kubeloop.controllers.replicaset.related import related_pods_per_node
 from kubeloop.runtime.informers import NAMESPACE_INDEX, Indexer
 
 Obj = dict[str, Any]
@@ -57,7 +52,7 @@ def main() -> None:
     args = parser.parse_args()
 
     pods = make_pods(args.pods, args.deployments, args.nodes)
-    indexer = Indexer({POD_CONTROLLER_INDEX: pod_controller_index, POD_LABEL_INDEX: pod_label_index})
+    indexer = Indexer({POD_CONTROLLER_INDEX: pod_controller_index})
     for pod in pods:
         indexer.upsert(pod)
     facts = PodFactsCache().facts
@@ -82,12 +77,11 @@ def main() -> None:
         for d in range(args.deployments)
     ]
     for selectors in sibling_selectors:  # warm the facts cache, check both ways agree
-        expected = related_pods_per_node_by_scan(indexer, "bench", selectors, facts)
-        assert related_pods_per_node(indexer, "bench", selectors, facts) == expected
+        expected = related_pods_per_node(indexer, "bench", selectors, facts)
         assert live(indexer, "bench", selectors, facts) == expected
 
     timings = {}
-    for name, func in (("scan", related_pods_per_node_by_scan), ("index", related_pods_per_node), ("live", live)):
+    for name, func in (("scan", related_pods_per_node), ("live", live)):
         start = time.process_time()
         for _ in range(args.rounds):
             for selectors in sibling_selectors:
@@ -96,13 +90,11 @@ def main() -> None:
     print(f"pods={args.pods} deployments={args.deployments} nodes={args.nodes} rounds={args.rounds}")
     for name, seconds in timings.items():
         print(f"  related pods per node, {name:5}: {seconds * 1e3:8.3f} ms per ReplicaSet sync")
-    print(f"  speed-up over scan: index {timings['scan'] / timings['index']:.1f}x, "
-          f"live {timings['scan'] / timings['live']:.1f}x")
+    print(f"  speed-up over scan: live {timings['scan'] / timings['live']:.1f}x")
 
     updated = [{**pod, "metadata": {**pod["metadata"], "resourceVersion": "2"}} for pod in pods]
     base = {POD_CONTROLLER_INDEX: pod_controller_index}
     for label, indexers, with_live in (("controller index only", base, False),
-                                       ("+ label index", {**base, POD_LABEL_INDEX: pod_label_index}, False),
                                        ("+ live counts listener", base, True)):
         store = Indexer(indexers)
         if with_live:

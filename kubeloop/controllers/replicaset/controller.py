@@ -442,7 +442,8 @@ class ReplicaSetController:
     def _related_pods_per_node(self, replica_set: Obj) -> dict[str, int]:
         """Active pods per node among the pods of every ReplicaSet sharing this one's controller
         (siblings under one Deployment): the namespace's pods matching any sibling's selector,
-        as upstream lists them, found through the pod label index (:mod:`.related`)."""
+        as upstream lists them: the live tallies of :mod:`.nodecounts`, else a pass over the
+        namespace (:mod:`.related`)."""
         owner = controller_of(replica_set)
         if owner is None:
             return {}

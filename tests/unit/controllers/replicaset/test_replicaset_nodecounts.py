@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kubeloop.api.labels import Selector, selector_from_label_selector
 from kubeloop.controllers.replicaset.nodecounts import NodeCounts, disjoint
 from kubeloop.controllers.replicaset.podfacts import PodFactsCache
-from kubeloop.controllers.replicaset.related import related_pods_per_node_by_scan
+from kubeloop.controllers.replicaset.related import related_pods_per_node
 from kubeloop.runtime.informers import NAMESPACE_INDEX, Indexer
 from tests.unit.controllers.replicaset.test_replicaset_related import (
     DEPLOYMENTS,
@@ -63,13 +63,13 @@ def test_live_counts_equal_a_recount_after_every_step(
             if live is None:  # no equality term: not trackable
                 assert selector.requires_exact_match("app") is None
                 continue
-            assert dict(live) == related_pods_per_node_by_scan(indexer, "default", [selector], facts.facts)
+            assert dict(live) == related_pods_per_node(indexer, "default", [selector], facts.facts)
     # A wholesale replace drops every tracker; they start again from the new content.
     indexer.replace([p for p in indexer.list() if p["metadata"]["name"] != "p0"])
     for selector in selectors:
         live = counts.per_node("default", selector, indexer.epoch, scan(indexer, "default"))
         if live is not None:
-            assert dict(live) == related_pods_per_node_by_scan(indexer, "default", [selector], facts.facts)
+            assert dict(live) == related_pods_per_node(indexer, "default", [selector], facts.facts)
 
 
 def test_disjoint_needs_a_key_with_different_single_values() -> None:

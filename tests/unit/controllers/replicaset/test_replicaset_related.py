@@ -1,5 +1,5 @@
-"""Related pods per node through the label index equal upstream's full computation, and so do
-the scale-down victims, over random namespaces and random pod histories."""
+"""Related pods per node equal upstream's full computation, and so do the scale-down victims,
+over random namespaces and random pod histories."""
 
 from __future__ import annotations
 
@@ -13,13 +13,7 @@ from kubeloop.api.labels import Selector, selector_from_label_selector
 from kubeloop.api.meta import format_time
 from kubeloop.controllers.replicaset.podfacts import PodFactsCache, pod_facts
 from kubeloop.controllers.replicaset.ranking import RankingFactsCache, select_for_deletion
-from kubeloop.controllers.replicaset.related import (
-    POD_LABEL_INDEX,
-    candidate_keys,
-    pod_label_index,
-    related_pods_per_node,
-    related_pods_per_node_by_scan,
-)
+from kubeloop.controllers.replicaset.related import related_pods_per_node
 from kubeloop.runtime.informers import Indexer
 
 Obj = dict[str, Any]
@@ -115,10 +109,10 @@ def upstream_per_node(pods: list[Obj], selectors: list[Selector]) -> dict[str, i
 
 @settings(max_examples=100, deadline=None)
 @given(histories, st.sampled_from(DEPLOYMENTS[:2]), siblings_sets, st.integers(1, 6))
-def test_indexed_ranking_equals_the_full_computation(
+def test_related_counts_and_victims_equal_the_full_computation(
     history: list[tuple[int, Obj | None]], deployment: str, siblings: list[tuple[str, int]], count: int
 ) -> None:
-    indexer = Indexer({POD_LABEL_INDEX: pod_label_index})
+    indexer = Indexer()
     facts = PodFactsCache()
     for version, (index, state) in enumerate(history, start=1):
         if state is None:
@@ -133,9 +127,8 @@ def test_indexed_ranking_equals_the_full_computation(
     indexed = related_pods_per_node(indexer, "default", selectors, facts.facts)
     expected = upstream_per_node(pods, selectors)
     assert indexed == expected
-    assert related_pods_per_node_by_scan(indexer, "default", selectors, facts.facts) == expected
 
-    # The scaled-down ReplicaSet's active pods, ranked by the indexed counts, lose the same
+    # The scaled-down ReplicaSet's active pods, ranked by these counts, lose the same
     # pods as with upstream's ranks.
     own_uid = rs_uid(deployment, siblings[0][0])
     candidates = sorted((p for p in pods if p["metadata"]["namespace"] == "default" and pod_facts(p).active
@@ -147,21 +140,3 @@ def test_indexed_ranking_equals_the_full_computation(
     cache = RankingFactsCache()
     assert (select_for_deletion(candidates, ranks, count, NOW, cache=cache)
             == select_for_deletion(candidates, expected_ranks, count, NOW, cache=cache))
-
-
-def test_candidates_are_the_smallest_equality_bucket() -> None:
-    """With Deployment selectors the lookup reads only the ReplicaSet's hash bucket, not the
-    namespace: here 3 pods out of 103."""
-    indexer = Indexer({POD_LABEL_INDEX: pod_label_index})
-    state: Obj = {"namespace": "default", "owner": None, "node": "n0", "phase": "Running",
-                  "deleting": False, "created_ago": 0, "ready": True}
-    for i in range(100):
-        indexer.upsert(make_pod(i, 1, {**state, "labels": {"app": "d0", "pod-template-hash": "h0"}}))
-    for i in range(100, 103):
-        indexer.upsert(make_pod(i, 1, {**state, "labels": {"app": "d0", "pod-template-hash": "h1"}}))
-    keys = candidate_keys(indexer, "default", [rs_selector("d0", "h1", 0)])
-    assert keys == {"default/p100", "default/p101", "default/p102"}
-    assert candidate_keys(indexer, "default", [rs_selector("d0", "h1", 2)]) is None
-    either = selector_from_label_selector(
-        {"matchExpressions": [{"key": "pod-template-hash", "operator": "In", "values": ["h0", "h1"]}]})
-    assert candidate_keys(indexer, "default", [either]) == {f"default/p{i}" for i in range(103)}
