@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import gc
 import platform
+import subprocess
 import time
 from collections import deque
 from collections.abc import Callable
@@ -168,8 +169,15 @@ def main() -> None:
     parser.add_argument("--adds", type=int, default=200_000, help="adds per run")
     parser.add_argument("--chunk", type=int, default=1000, help="adds per burst")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the best is kept")
+    parser.add_argument("--workers", default="1,16", help="worker counts, comma-separated")
+    parser.add_argument(
+        "--go", metavar="BINARY", help="compare with client-go's queue: the binary bench/go/build.sh builds"
+    )
     options = parser.parse_args()
     adds = options.adds - options.adds % options.chunk
+    if options.go:
+        compare_with_go(options.go, adds, options.chunk, options.repeat)
+        return
 
     print(f"python {platform.python_version()} on {platform.machine()}, {adds} adds, bursts of {options.chunk}")
     print(f"{'pattern':<16}{'variant':<34}{'adds/s':>12}{'gets':>9}{'of ceiling':>12}")
@@ -182,11 +190,46 @@ def main() -> None:
             ("metrics on", lambda: PrometheusMetricsProvider(CollectorRegistry())),
             ("metrics on, prometheus_client", lambda: NativePrometheusProvider(CollectorRegistry())),
         ]
-        for workers in (1, 16):
+        for workers in (int(count) for count in options.workers.split(",")):
             for label, make_provider in variants:
                 rate, gets = best_rate(adds, options.repeat, partial(run_queue, bursts, workers, make_provider))
                 variant = f"{workers:>2} worker{'s' if workers > 1 else ' '}, {label}"
                 print(f"{pattern:<16}{variant:<34}{rate:>12,.0f}{gets:>9}{rate / ceiling:>12.2f}")
+
+
+def go_rate(binary: str, adds: int, chunk: int, duplicates: bool, metrics: bool) -> tuple[float, int]:
+    """One run of client-go's queue in the Go benchmark: (adds per CPU second, gets)."""
+    command = [binary, f"-adds={adds}", f"-chunk={chunk}", "-repeat=1"]
+    command += [f"-pattern={'duplicates' if duplicates else 'distinct'}", f"-metrics={'true' if metrics else 'false'}"]
+    rate, gets = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()
+    return float(rate), int(gets)
+
+
+def compare_with_go(binary: str, adds: int, chunk: int, repeat: int) -> None:
+    """kubeloop's queue (1 worker task) beside client-go's (1 worker goroutine), alternating.
+
+    Each round runs the Python variant once in this process and the Go variant once in a fresh
+    process (which times only its run, with getrusage); the best of `repeat` rounds is kept
+    for each, so both sides see the same machine load.
+    """
+    print(f"python {platform.python_version()} against {binary}, {adds} adds, bursts of {chunk}, 1 worker")
+    print(f"{'pattern':<16}{'metrics':<9}{'kubeloop adds/s':>16}{'client-go adds/s':>18}{'ratio':>8}")
+    for pattern, duplicates in (("distinct", False), ("90% duplicates", True)):
+        bursts = make_bursts(adds, chunk, duplicates)
+        for metrics in (False, True):
+            make_provider: Callable[[], MetricsProvider | None] = (
+                (lambda: PrometheusMetricsProvider(CollectorRegistry())) if metrics else (lambda: None)
+            )
+            python_best = go_best = 0.0
+            for _ in range(repeat):
+                python, python_gets = best_rate(adds, 1, partial(run_queue, bursts, 1, make_provider))
+                go, go_gets = go_rate(binary, adds, chunk, duplicates, metrics)
+                if python_gets != go_gets:
+                    raise SystemExit(f"gets differ: kubeloop {python_gets}, client-go {go_gets}")
+                python_best = max(python_best, python)
+                go_best = max(go_best, go)
+            label = "on" if metrics else "off"
+            print(f"{pattern:<16}{label:<9}{python_best:>16,.0f}{go_best:>18,.0f}{python_best / go_best:>8.2f}")
 
 
 def run_queue(

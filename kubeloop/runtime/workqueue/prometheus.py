@@ -19,16 +19,16 @@ the controller's name, and a manager gets that with `label_names=("name", "contr
 Why not prometheus_client's own `Counter`/`Histogram`: each of their updates takes a lock and
 walks label machinery, which costs more than the queue operation it measures (measured in
 `bench/workqueue.py`). Here the metric objects are plain Python numbers updated on the event
-loop's thread, and a custom collector turns them into metric families when scraped. A scrape
-from another thread may see one series a few updates behind another; each value on its own is
-consistent.
+loop's thread, histograms take raw observations counted into buckets in batches
+(`kubeloop.runtime.workqueue.batch`), and a custom collector turns them into metric families
+when scraped. A scrape from another thread may see one series a few updates behind another;
+each value on its own is consistent.
 
 Queues sharing a name share their series, as children of a Prometheus metric vector do.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Sequence
 
 from prometheus_client import REGISTRY, CollectorRegistry
@@ -39,6 +39,8 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
+
+from kubeloop.runtime.workqueue.batch import BatchedHistogram
 
 DURATION_BUCKETS: tuple[float, ...] = tuple(float(f"1e{exponent}") for exponent in range(-8, 4))
 """Upper bounds of the duration histograms: 1e-8 s to 1e3 s, twelve buckets, as controller-runtime."""
@@ -65,82 +67,85 @@ class _Value:
         self.value = value
 
 
-class _Histogram:
-    """Per-bucket (not cumulative) counts plus the sum; the collector accumulates them."""
-
-    __slots__ = ("counts", "total")
-
-    def __init__(self) -> None:
-        self.counts = [0] * (len(DURATION_BUCKETS) + 1)
-        self.total = 0.0
-
-    def observe(self, value: float) -> None:
-        # bisect_left finds the first bound >= value, i.e. the bucket whose `le` admits it.
-        self.counts[bisect.bisect_left(DURATION_BUCKETS, value)] += 1
-        self.total += value
-
-
 class _QueueSeries:
-    """The seven metric objects of one queue name."""
+    """The metrics of one queue name, and the batching recorder of the queues of that name.
 
-    __slots__ = ("adds", "depth", "latency", "longest_running", "retries", "unfinished_work", "work_duration")
-
-    def __init__(self) -> None:
-        self.depth = _Value()
-        self.adds = _Value()
-        self.latency = _Histogram()
-        self.work_duration = _Histogram()
-        self.unfinished_work = _Value()
-        self.longest_running = _Value()
-        self.retries = _Value()
-
-
-class _PrometheusQueueMetrics:
-    """`QueueMetrics`' records written inline over one queue name's series.
-
-    The metrics tests run the same scenario through both recorders. Inline updates (no method
-    call per metric) are what keep the metrics' cost near the queue's own.
+    Two sets of numbers, summed when scraped: the seven metric objects a `MetricsProvider`
+    hands out one by one (`depth` ... `retries`, updated by whoever holds them), and the
+    batching recorder's own (`adds`, `unmatched_gets`, `latency_batch`, `work_batch`), which
+    work queues update inline (`kubeloop.runtime.workqueue.batch.BatchingRecorder`). The
+    recorder keeps no depth: it is the adds minus the gets, and every get is either a latency
+    observation or an unmatched get (an item handed out with no add time, after misuse).
     """
 
     __slots__ = (
-        "_adds",
-        "_depth",
-        "_latency",
-        "_latency_counts",
-        "_longest_running",
-        "_unfinished_work",
-        "_work",
-        "_work_counts",
+        "adds",
+        "depth",
+        "extra_adds",
+        "latency",
+        "latency_batch",
+        "longest_running",
+        "retries",
+        "unfinished_work",
+        "unmatched_gets",
+        "work_batch",
+        "work_duration",
     )
 
-    def __init__(self, series: _QueueSeries) -> None:
-        self._adds = series.adds
-        self._depth = series.depth
-        self._latency = series.latency
-        self._latency_counts = series.latency.counts
-        self._work = series.work_duration
-        self._work_counts = series.work_duration.counts
-        self._unfinished_work = series.unfinished_work
-        self._longest_running = series.longest_running
+    def __init__(self) -> None:
+        self.depth = _Value()
+        self.latency = BatchedHistogram(DURATION_BUCKETS)
+        self.work_duration = BatchedHistogram(DURATION_BUCKETS)
+        self.unfinished_work = _Value()
+        self.longest_running = _Value()
+        self.retries = _Value()
+        self.adds = 0
+        self.unmatched_gets = 0
+        self.latency_batch = BatchedHistogram(DURATION_BUCKETS)
+        self.work_batch = BatchedHistogram(DURATION_BUCKETS)
+        # The adds counter handed out by `new_adds_metric`, apart from the recorder's `adds`.
+        self.extra_adds = _Value()
 
+    # `QueueMetricsRecorder`, for callers that do not record inline.
     def added(self) -> None:
-        self._adds.value += 1.0
-        self._depth.value += 1.0
+        self.adds += 1
 
     def got(self, waited: float | None) -> None:
-        self._depth.value -= 1.0
-        if waited is not None:
-            self._latency_counts[bisect.bisect_left(DURATION_BUCKETS, waited)] += 1
-            self._latency.total += waited
+        if waited is None:
+            self.unmatched_gets += 1
+        else:
+            self.latency_batch.pending.append(waited)
 
     def finished(self, worked: float) -> None:
-        self._work_counts[bisect.bisect_left(DURATION_BUCKETS, worked)] += 1
-        self._work.total += worked
+        self.work_batch.pending.append(worked)
 
     def update_unfinished_work(self, now: float, start_times: Iterable[float]) -> None:
         ages = [now - started for started in start_times]
-        self._unfinished_work.value = sum(ages)
-        self._longest_running.value = max(ages, default=0.0)
+        self.unfinished_work.value = sum(ages)
+        self.longest_running.value = max(ages, default=0.0)
+
+    def fold(self) -> None:
+        self.latency_batch.fold()
+        self.work_batch.fold()
+
+    def exported(self) -> tuple[float, float, _Snapshot, _Snapshot]:
+        """(adds, depth, latency, work duration) as scraped: both sets of numbers summed."""
+        latency = _merge(self.latency.snapshot(), self.latency_batch.snapshot())
+        work = _merge(self.work_duration.snapshot(), self.work_batch.snapshot())
+        adds = self.adds
+        gets = self.latency_batch.snapshot()[1] + self.unmatched_gets
+        return self.extra_adds.value + adds, self.depth.value + adds - gets, latency, work
+
+
+_Snapshot = tuple[tuple[int, ...], int, float]
+
+
+def _merge(first: _Snapshot, second: _Snapshot) -> _Snapshot:
+    return (
+        tuple(a + b for a, b in zip(first[0], second[0])),
+        first[1] + second[1],
+        first[2] + second[2],
+    )
 
 
 class PrometheusMetricsProvider:
@@ -181,20 +186,20 @@ class PrometheusMetricsProvider:
             series = self._series[name] = _QueueSeries()
         return series
 
-    def new_queue_metrics(self, name: str) -> _PrometheusQueueMetrics:
-        """The inline recorder for the queue `name` (see `QueueMetricsRecorderFactory`)."""
-        return _PrometheusQueueMetrics(self._series_for(name))
+    def new_queue_metrics(self, name: str) -> _QueueSeries:
+        """The batching recorder for the queue `name` (see `QueueMetricsRecorderFactory`)."""
+        return self._series_for(name)
 
     def new_depth_metric(self, name: str) -> _Value:
         return self._series_for(name).depth
 
     def new_adds_metric(self, name: str) -> _Value:
-        return self._series_for(name).adds
+        return self._series_for(name).extra_adds
 
-    def new_latency_metric(self, name: str) -> _Histogram:
+    def new_latency_metric(self, name: str) -> BatchedHistogram:
         return self._series_for(name).latency
 
-    def new_work_duration_metric(self, name: str) -> _Histogram:
+    def new_work_duration_metric(self, name: str) -> BatchedHistogram:
         return self._series_for(name).work_duration
 
     def new_unfinished_work_seconds_metric(self, name: str) -> _Value:
@@ -223,10 +228,11 @@ class _WorkQueueCollector(Collector):
         width = len(self._provider.label_names)
         for name, series in self._provider.series_items():
             labels = [name] * width
-            families.depth.add_metric(labels, series.depth.value)
-            families.adds.add_metric(labels, series.adds.value)
-            _add_histogram(families.latency, labels, series.latency)
-            _add_histogram(families.work_duration, labels, series.work_duration)
+            adds, depth, latency, work_duration = series.exported()
+            families.depth.add_metric(labels, depth)
+            families.adds.add_metric(labels, adds)
+            _add_histogram(families.latency, labels, latency)
+            _add_histogram(families.work_duration, labels, work_duration)
             families.unfinished_work.add_metric(labels, series.unfinished_work.value)
             families.longest_running.add_metric(labels, series.longest_running.value)
             families.retries.add_metric(labels, series.retries.value)
@@ -275,13 +281,8 @@ class _Families:
         ]
 
 
-def _add_histogram(family: HistogramMetricFamily, labels: list[str], histogram: _Histogram) -> None:
-    counts = list(histogram.counts)
-    buckets: list[tuple[str, float]] = []
-    cumulative = 0
-    for label, count in zip(_BUCKET_LABELS, counts):
-        cumulative += count
-        buckets.append((label, cumulative))
-    cumulative += counts[-1]
-    buckets.append(("+Inf", cumulative))
-    family.add_metric(labels, buckets, histogram.total)
+def _add_histogram(family: HistogramMetricFamily, labels: list[str], histogram: _Snapshot) -> None:
+    cumulative, count, total = histogram
+    buckets: list[tuple[str, float]] = list(zip(_BUCKET_LABELS, cumulative))
+    buckets.append(("+Inf", count))
+    family.add_metric(labels, buckets, total)

@@ -22,10 +22,11 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, Literal, TypeAlias, TypeVar
 
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
+from kubeloop.runtime.workqueue.batch import BatchingRecorder
 from kubeloop.runtime.workqueue.metrics import (
     MetricsProvider,
     QueueMetricsRecorder,
@@ -90,27 +91,47 @@ class WorkQueue(Generic[T]):
         self._wakeups_pending = 0
         # Futures of `shutdown_with_drain()` calls waiting for `processing` to empty.
         self._drainers: list[asyncio.Future[None]] = []
+        # Whether getters wait and none of them has been woken: the one test `add` and `done`
+        # make to decide whether to wake a worker.
+        self._wake_needed = False
         self._metrics: QueueMetricsRecorder | None = None
+        # With metrics, add/get/done read the clock (`_timed`) and record either inline into a
+        # `BatchingRecorder` (`_batch`, with its two histograms' bound appends) or through the
+        # generic recorder's methods (`_recorder`).
+        self._timed = False
+        self._batch: BatchingRecorder | None = None
+        self._recorder: QueueMetricsRecorder = _NO_RECORDER
+        self._observe_latency: Callable[[float], None] = _discard
+        self._observe_work: Callable[[float], None] = _discard
         self._updater: asyncio.Task[None] | None = None
         if name:
             provider = default_metrics_provider() if metrics_provider is None else metrics_provider
-            self._metrics = new_queue_metrics(provider, name)
+            self._metrics = self._recorder = new_queue_metrics(provider, name)
+            self._timed = True
+            if isinstance(self._metrics, BatchingRecorder):
+                self._batch = self._metrics
+                self._observe_latency = self._batch.latency_batch.pending.append
+                self._observe_work = self._batch.work_batch.pending.append
             self._start_unfinished_work_updater()
 
     def add(self, item: T) -> None:
         """Mark `item` as needing processing (see the module docstring)."""
-        if self._shutting_down or item in self._dirty:
+        dirty = self._dirty
+        if item in dirty or self._shutting_down:
             return
-        metrics = self._metrics
-        if metrics is None:
-            self._dirty[item] = 0.0
+        if self._timed:
+            dirty[item] = self._now()
+            batch = self._batch
+            if batch is None:
+                self._recorder.added()
+            else:
+                batch.adds += 1
         else:
-            self._dirty[item] = self._now()
-            metrics.added()
+            dirty[item] = 0.0
         if item in self._processing:
             return
         self._queue.append(item)
-        if self._getters and not self._wakeups_pending:
+        if self._wake_needed:
             self._wake_one_getter()
 
     def __len__(self) -> int:
@@ -125,23 +146,34 @@ class WorkQueue(Generic[T]):
 
         Returns `(item, False)`, or `(None, True)` once shut down and empty: then stop working.
         """
+        # The hot path is written out inline (no helper calls, one clock read with metrics):
+        # per item this coroutine is most of what a worker pays for the queue.
         queue = self._queue
-        while not queue and not self._shutting_down:
-            await self._wait_for_item()
         if not queue:
-            return None, True
+            await self._wait_for_items()
+            if not queue:
+                return None, True
         item = queue.popleft()
-        # No add time only after the misuse described in the class docstring (a duplicate).
-        added_at = self._dirty.pop(item, None)
-        metrics = self._metrics
-        if metrics is None:
-            self._processing[item] = 0.0
-        else:
+        if self._timed:
             now = self._processing[item] = self._now()
-            metrics.got(None if added_at is None else now - added_at)
+            # No add time only after the misuse described in the class docstring (a duplicate).
+            added_at = self._dirty.pop(item, None)
+            batch = self._batch
+            if batch is None:
+                self._recorder.got(None if added_at is None else now - added_at)
+            elif added_at is None:
+                batch.unmatched_gets += 1
+            else:
+                self._observe_latency(now - added_at)
             if self._updater is None:
                 self._start_unfinished_work_updater()
-        if queue and self._getters and not self._wakeups_pending:
+        else:
+            try:
+                del self._dirty[item]
+            except KeyError:
+                pass  # the misuse again
+            self._processing[item] = 0.0
+        if queue and self._wake_needed:
             self._wake_one_getter()
         return item, False
 
@@ -151,14 +183,23 @@ class WorkQueue(Generic[T]):
         This re-queueing happens during shutdown too, so a draining worker sees it once more.
         """
         processing = self._processing
-        started = processing.pop(item, None)
-        if started is not None and self._metrics is not None:
-            self._metrics.finished(self._now() - started)
+        if self._timed:
+            started = processing.pop(item, None)
+            if started is not None:
+                if self._batch is None:
+                    self._recorder.finished(self._now() - started)
+                else:
+                    self._observe_work(self._now() - started)
+        else:
+            try:
+                del processing[item]
+            except KeyError:
+                pass  # not held: harmless unless dirty (class docstring)
         if item in self._dirty:
             self._queue.append(item)
-            if self._getters and not self._wakeups_pending:
+            if self._wake_needed:
                 self._wake_one_getter()
-        if not processing and self._drainers:
+        if self._drainers and not processing:
             self._wake_drainers()
 
     def shutdown(self) -> None:
@@ -199,6 +240,8 @@ class WorkQueue(Generic[T]):
         self._shutting_down = True
         if self._updater is not None:
             self._updater.cancel()
+        if self._batch is not None:
+            self._batch.fold()
         while self._getters:
             self._wake_one_getter()
         if first:
@@ -207,9 +250,20 @@ class WorkQueue(Generic[T]):
     def _on_shutdown(self) -> None:
         """Hook run once, at the first shutdown call, for subclasses to stop their timers."""
 
+    async def _wait_for_items(self) -> None:
+        """Sleep until the FIFO has an item or the queue shuts down (the FIFO is empty now)."""
+        if self._batch is not None:
+            # Idle: a good moment to count the pending metric observations.
+            self._batch.fold()
+        queue = self._queue
+        while not queue and not self._shutting_down:
+            await self._wait_for_item()
+
     async def _wait_for_item(self) -> None:
         waiter = asyncio.get_running_loop().create_future()
         self._getters.append(waiter)
+        if not self._wakeups_pending:
+            self._wake_needed = True
         try:
             await waiter
         except asyncio.CancelledError:
@@ -217,15 +271,18 @@ class WorkQueue(Generic[T]):
                 # Woken, then cancelled before running: hand the wake-up on so a queued item
                 # does not wait while other workers sleep.
                 self._wakeups_pending -= 1
-                if self._queue and self._getters and not self._wakeups_pending:
+                self._wake_needed = bool(self._getters) and not self._wakeups_pending
+                if self._queue and self._wake_needed:
                     self._wake_one_getter()
             else:
                 try:
                     self._getters.remove(waiter)
                 except ValueError:
                     pass
+                self._wake_needed = bool(self._getters) and not self._wakeups_pending
             raise
         self._wakeups_pending -= 1
+        self._wake_needed = bool(self._getters) and not self._wakeups_pending
 
     def _wake_one_getter(self) -> None:
         getters = self._getters
@@ -234,7 +291,9 @@ class WorkQueue(Generic[T]):
             if not getter.done():
                 getter.set_result(None)
                 self._wakeups_pending += 1
+                self._wake_needed = False
                 return
+        self._wake_needed = False
 
     def _wake_drainers(self) -> None:
         drainers, self._drainers = self._drainers, []
@@ -256,6 +315,29 @@ class WorkQueue(Generic[T]):
         )
 
 
+def _discard(value: float) -> None:
+    """The observe of a queue without batched metrics; never called."""
+
+
+class _NoRecorder:
+    """The recorder of a queue without metrics; never called either (`_timed` is False)."""
+
+    def added(self) -> None:
+        pass
+
+    def got(self, waited: float | None) -> None:
+        pass
+
+    def finished(self, worked: float) -> None:
+        pass
+
+    def update_unfinished_work(self, now: float, start_times: Iterable[float]) -> None:
+        pass
+
+
+_NO_RECORDER = _NoRecorder()
+
+
 async def _update_unfinished_work(queue_ref: weakref.ref[WorkQueue[T]], clock: Clock) -> None:
     """Refresh the unfinished-work gauges every 500 ms until the queue shuts down or is collected.
 
@@ -267,5 +349,7 @@ async def _update_unfinished_work(queue_ref: weakref.ref[WorkQueue[T]], clock: C
         queue = queue_ref()
         if queue is None or queue._shutting_down or queue._metrics is None:
             return
+        if queue._batch is not None:
+            queue._batch.fold()
         queue._metrics.update_unfinished_work(queue._now(), queue._processing.values())
         del queue
