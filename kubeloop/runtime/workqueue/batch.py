@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard
 
 
 class BatchedHistogram:
@@ -94,7 +94,6 @@ def _add(
     )
 
 
-@runtime_checkable
 class BatchingRecorder(Protocol):
     """A queue-metrics recorder whose numbers a work queue updates inline, without calls.
 
@@ -112,3 +111,15 @@ class BatchingRecorder(Protocol):
     work_batch: BatchedHistogram
 
     def fold(self) -> None: ...
+
+
+_BATCHING_MEMBERS = ("adds", "unmatched_gets", "latency_batch", "work_batch", "fold")
+
+
+def is_batching(recorder: object) -> TypeGuard[BatchingRecorder]:
+    """Whether `recorder` has `BatchingRecorder`'s members.
+
+    A plain attribute test rather than a runtime-checkable protocol: mypyc, which can compile
+    the work-queue modules (see `bench/README.md`), does not support those.
+    """
+    return all(hasattr(recorder, member) for member in _BATCHING_MEMBERS)

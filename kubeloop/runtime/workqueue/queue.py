@@ -26,7 +26,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, Literal, TypeAlias, TypeVar
 
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
-from kubeloop.runtime.workqueue.batch import BatchingRecorder
+from kubeloop.runtime.workqueue.batch import BatchingRecorder, is_batching
 from kubeloop.runtime.workqueue.metrics import (
     MetricsProvider,
     QueueMetricsRecorder,
@@ -108,7 +108,7 @@ class WorkQueue(Generic[T]):
             provider = default_metrics_provider() if metrics_provider is None else metrics_provider
             self._metrics = self._recorder = new_queue_metrics(provider, name)
             self._timed = True
-            if isinstance(self._metrics, BatchingRecorder):
+            if is_batching(self._metrics):
                 self._batch = self._metrics
                 self._observe_latency = self._batch.latency_batch.pending.append
                 self._observe_work = self._batch.work_batch.pending.append
