@@ -26,8 +26,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import platform
 import subprocess
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -173,10 +175,21 @@ def main() -> None:
     parser.add_argument(
         "--go", metavar="BINARY", help="compare with client-go's queue: the binary bench/go/build.sh builds"
     )
+    parser.add_argument(
+        "--tree",
+        action="append",
+        metavar="LABEL=DIR",
+        help="with --go: a kubeloop source tree to measure (repeatable; default: this checkout)",
+    )
+    parser.add_argument("--single", nargs=2, metavar=("PATTERN", "METRICS"), help=argparse.SUPPRESS)
     options = parser.parse_args()
     adds = options.adds - options.adds % options.chunk
+    if options.single:
+        single_run(adds, options.chunk, *options.single)
+        return
     if options.go:
-        compare_with_go(options.go, adds, options.chunk, options.repeat)
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        compare_with_go(options.go, options.tree or [f"kubeloop={here}"], adds, options.chunk, options.repeat)
         return
 
     print(f"python {platform.python_version()} on {platform.machine()}, {adds} adds, bursts of {options.chunk}")
@@ -205,36 +218,61 @@ def go_rate(binary: str, adds: int, chunk: int, duplicates: bool, metrics: bool)
     return float(rate), int(gets)
 
 
-def compare_with_go(binary: str, adds: int, chunk: int, repeat: int) -> None:
-    """kubeloop's queue (1 worker task) beside client-go's (1 worker goroutine), alternating.
+def tree_rate(tree: str, adds: int, chunk: int, duplicates: bool, metrics: bool) -> tuple[float, int]:
+    """One run of kubeloop's queue from the source tree `tree`, in a fresh interpreter."""
+    command = [sys.executable, __file__, f"--adds={adds}", f"--chunk={chunk}"]
+    command += ["--single", "duplicates" if duplicates else "distinct", "on" if metrics else "off"]
+    environment = {**os.environ, "PYTHONPATH": tree}
+    output = subprocess.run(command, check=True, capture_output=True, text=True, env=environment).stdout
+    rate, gets = output.split()
+    return float(rate), int(gets)
 
-    Each round runs the Python variant once in this process and the Go variant once in a fresh
-    process (which times only its run, with getrusage); the best of `repeat` rounds is kept
-    for each, so both sides see the same machine load.
+
+def single_run(adds: int, chunk: int, pattern: str, metrics: str) -> None:
+    """`--single`: one timed run, 1 worker; prints adds per CPU second and gets."""
+    bursts = make_bursts(adds, chunk, pattern == "duplicates")
+    make_provider: Callable[[], MetricsProvider | None] = (
+        (lambda: PrometheusMetricsProvider(CollectorRegistry())) if metrics == "on" else (lambda: None)
+    )
+    run_queue(bursts, 1, make_provider)  # warm-up: imports, first allocations
+    rate, gets = best_rate(adds, 1, partial(run_queue, bursts, 1, make_provider))
+    print(f"{rate:.0f} {gets}")
+
+
+def compare_with_go(binary: str, trees: list[str], adds: int, chunk: int, repeat: int) -> None:
+    """kubeloop's queue (1 worker task) from each tree beside client-go's (1 worker goroutine).
+
+    Every contestant runs in a fresh process per round (the Go binary times its own run with
+    getrusage; the Python side with `time.process_time`, after a warm-up run), contestants
+    alternating within each round; the best of `repeat` rounds is kept for each, so all see
+    the same machine load.
     """
+    labels = [tree.split("=", 1)[0] for tree in trees]
+    paths = [tree.split("=", 1)[-1] for tree in trees]
     print(f"python {platform.python_version()} against {binary}, {adds} adds, bursts of {chunk}, 1 worker")
-    print(f"{'pattern':<16}{'metrics':<9}{'kubeloop adds/s':>16}{'client-go adds/s':>18}{'ratio':>8}")
+    print("adds per CPU second, best of", repeat, "alternating rounds; ratio = kubeloop / client-go")
+    header = f"{'pattern':<16}{'metrics':<9}{'client-go':>12}"
+    for label in labels:
+        header += f"{label:>14}{'ratio':>7}"
+    print(header)
     for pattern, duplicates in (("distinct", False), ("90% duplicates", True)):
-        bursts = make_bursts(adds, chunk, duplicates)
         for metrics in (False, True):
-            make_provider: Callable[[], MetricsProvider | None] = (
-                (lambda: PrometheusMetricsProvider(CollectorRegistry())) if metrics else (lambda: None)
-            )
-            python_best = go_best = 0.0
+            best = [0.0] * (len(paths) + 1)
             for _ in range(repeat):
-                python, python_gets = best_rate(adds, 1, partial(run_queue, bursts, 1, make_provider))
                 go, go_gets = go_rate(binary, adds, chunk, duplicates, metrics)
-                if python_gets != go_gets:
-                    raise SystemExit(f"gets differ: kubeloop {python_gets}, client-go {go_gets}")
-                python_best = max(python_best, python)
-                go_best = max(go_best, go)
-            label = "on" if metrics else "off"
-            print(f"{pattern:<16}{label:<9}{python_best:>16,.0f}{go_best:>18,.0f}{python_best / go_best:>8.2f}")
+                best[0] = max(best[0], go)
+                for index, path in enumerate(paths, start=1):
+                    rate, gets = tree_rate(path, adds, chunk, duplicates, metrics)
+                    if gets != go_gets:
+                        raise SystemExit(f"gets differ: {labels[index - 1]} {gets}, client-go {go_gets}")
+                    best[index] = max(best[index], rate)
+            line = f"{pattern:<16}{'on' if metrics else 'off':<9}{best[0]:>12,.0f}"
+            for rate in best[1:]:
+                line += f"{rate:>14,.0f}{rate / best[0]:>7.2f}"
+            print(line, flush=True)
 
 
-def run_queue(
-    bursts: list[list[int]], workers: int, make_provider: Callable[[], MetricsProvider | None]
-) -> int:
+def run_queue(bursts: list[list[int]], workers: int, make_provider: Callable[[], MetricsProvider | None]) -> int:
     """One timed run: a fresh queue (named, so with metrics, when there is a provider)."""
     provider = make_provider()
     queue: WorkQueue[int] = WorkQueue(None if provider is None else "bench", metrics_provider=provider)

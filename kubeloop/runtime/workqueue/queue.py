@@ -156,15 +156,21 @@ class WorkQueue(Generic[T]):
         item = queue.popleft()
         if self._timed:
             now = self._processing[item] = self._now()
-            # No add time only after the misuse described in the class docstring (a duplicate).
-            added_at = self._dirty.pop(item, None)
+            dirty = self._dirty
+            # Subscript and `del` rather than `dict.pop`: no method call on the hot path.
+            try:
+                waited: float | None = now - dirty[item]
+                del dirty[item]
+            except KeyError:
+                # No add time only after the misuse described in the class docstring (a duplicate).
+                waited = None
             batch = self._batch
             if batch is None:
-                self._recorder.got(None if added_at is None else now - added_at)
-            elif added_at is None:
+                self._recorder.got(waited)
+            elif waited is None:
                 batch.unmatched_gets += 1
             else:
-                self._observe_latency(now - added_at)
+                self._observe_latency(waited)
             if self._updater is None:
                 self._start_unfinished_work_updater()
         else:
@@ -184,8 +190,12 @@ class WorkQueue(Generic[T]):
         """
         processing = self._processing
         if self._timed:
-            started = processing.pop(item, None)
-            if started is not None:
+            try:
+                started = processing[item]
+                del processing[item]
+            except KeyError:
+                pass  # not held (class docstring)
+            else:
                 if self._batch is None:
                     self._recorder.finished(self._now() - started)
                 else:
