@@ -39,6 +39,9 @@ T = TypeVar("T", bound=Hashable)
 UNFINISHED_WORK_UPDATE_PERIOD = 0.5
 """Seconds between two updates of the unfinished-work gauges of a named queue (client-go's 500 ms)."""
 
+FOLD_WHEN_IDLE_AT = 256
+"""Pending latency observations from which a worker about to wait counts them (see `_wait_for_items`)."""
+
 GetResult: TypeAlias = "tuple[T, Literal[False]] | tuple[None, Literal[True]]"
 """What `get()` returns: an item and False, or None and True once the queue is shut down and empty.
 
@@ -262,9 +265,12 @@ class WorkQueue(Generic[T]):
 
     async def _wait_for_items(self) -> None:
         """Sleep until the FIFO has an item or the queue shuts down (the FIFO is empty now)."""
-        if self._batch is not None:
-            # Idle: a good moment to count the pending metric observations.
-            self._batch.fold()
+        batch = self._batch
+        if batch is not None and len(batch.latency_batch.pending) >= FOLD_WHEN_IDLE_AT:
+            # Idle with many observations pending: a good moment to count them (the updater
+            # counts the rest every 500 ms; folding a handful each time would cost more per
+            # value than the bucket search it replaces).
+            batch.fold()
         queue = self._queue
         while not queue and not self._shutting_down:
             await self._wait_for_item()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import random
 import threading
@@ -9,9 +10,16 @@ import threading
 import pytest
 from prometheus_client import CollectorRegistry
 
-from kubeloop.runtime.workqueue import DURATION_BUCKETS, PrometheusMetricsProvider, QueueMetrics, WorkQueue
+from kubeloop.runtime.workqueue import (
+    DURATION_BUCKETS,
+    UNFINISHED_WORK_UPDATE_PERIOD,
+    PrometheusMetricsProvider,
+    QueueMetrics,
+    WorkQueue,
+)
 from kubeloop.runtime.workqueue import batch as batch_module
 from kubeloop.runtime.workqueue.batch import BatchedHistogram, is_batching
+from kubeloop.runtime.workqueue.queue import FOLD_WHEN_IDLE_AT
 from kubeloop.testing.clock import FakeClock
 
 
@@ -129,20 +137,52 @@ async def test_an_unmatched_get_lowers_depth_as_in_client_go(fake_clock: FakeClo
     queue.shutdown()
 
 
-async def test_pending_observations_are_counted_when_the_worker_waits(fake_clock: FakeClock) -> None:
+async def test_many_pending_observations_are_counted_when_the_worker_waits(fake_clock: FakeClock) -> None:
+    provider = PrometheusMetricsProvider(CollectorRegistry())
+    queue: WorkQueue[int] = WorkQueue("q", clock=fake_clock, metrics_provider=provider)
+    series = provider.new_queue_metrics("q")
+
+    async def process(count: int) -> None:
+        for key in range(count):
+            queue.add(key)
+        for _ in range(count):
+            result = await queue.get()
+            assert result[0] is not None
+            queue.done(result[0])
+
+    await process(3)
+    worker = asyncio.create_task(queue.get())
+    await asyncio.sleep(0)  # the worker waits: a few pending values are left for the updater
+    assert len(series.latency_batch.pending) == 3
+    queue.add(-1)
+    assert await worker == (-1, False)
+    queue.done(-1)
+
+    await process(FOLD_WHEN_IDLE_AT)
+    worker = asyncio.create_task(queue.get())
+    await asyncio.sleep(0)  # many are counted before waiting
+    assert series.latency_batch.pending == []
+    assert series.work_batch.pending == []
+    assert series.latency_batch.count == 4 + FOLD_WHEN_IDLE_AT
+    queue.shutdown()
+    assert await worker == (None, True)
+
+
+async def test_the_updater_counts_pending_observations(fake_clock: FakeClock) -> None:
     provider = PrometheusMetricsProvider(CollectorRegistry())
     queue: WorkQueue[str] = WorkQueue("q", clock=fake_clock, metrics_provider=provider)
     series = provider.new_queue_metrics("q")
+    await fake_clock.wait_for_waiters()
     queue.add("a")
     await queue.get()
     queue.done("a")
-    assert len(series.latency_batch.pending) == 1
     assert len(series.work_batch.pending) == 1
-    queue.shutdown()
-    assert await queue.get() == (None, True)
+    fake_clock.step(UNFINISHED_WORK_UPDATE_PERIOD)
+    await fake_clock.wait_for_waiters()
     assert series.latency_batch.pending == []
     assert series.work_batch.pending == []
-    assert series.latency_batch.count == 1
+    assert (series.latency_batch.count, series.work_batch.count) == (1, 1)
+    queue.shutdown()
 
 
 def test_handed_out_metric_objects_and_the_recorder_add_up() -> None:
