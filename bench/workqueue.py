@@ -14,6 +14,8 @@ Figures are adds per CPU second (each add plus the get/done it causes, if any), 
 `--repeat` runs, for:
 - the ceiling: the same bookkeeping written inline as a bare loop over one deque and two sets
   (no asyncio, no methods, no waiting): what Python allows at best;
+- the API floor: the same bookkeeping behind the queue's three calls (`add`, `await get()`,
+  `done`) and nothing else (`MinimalQueue`): what any interpreted queue with this API pays;
 - `WorkQueue` with 1 and 16 workers, metrics off (unnamed) and on (named, with the
   `PrometheusMetricsProvider` on a private registry);
 - for comparison, metrics on through prometheus_client's own labelled `Gauge`/`Counter`/
@@ -77,6 +79,57 @@ def bare_loop(bursts: list[list[int]]) -> int:
             if key in dirty:
                 fifo.append(key)
     return gets
+
+
+class MinimalQueue:
+    """The bare loop's bookkeeping behind the queue's API (add, `await get()`, done) and nothing
+    else: no shutdown, no waiting, no wake-ups, no metrics. What any interpreted queue with this
+    API costs at least."""
+
+    def __init__(self) -> None:
+        self._dirty: dict[int, float] = {}
+        self._processing: dict[int, float] = {}
+        self._queue: deque[int] = deque()
+
+    def add(self, item: int) -> None:
+        if item in self._dirty:
+            return
+        self._dirty[item] = 0.0
+        if item in self._processing:
+            return
+        self._queue.append(item)
+
+    async def get(self) -> tuple[int, bool]:
+        item = self._queue.popleft()
+        del self._dirty[item]
+        self._processing[item] = 0.0
+        return item, False
+
+    def done(self, item: int) -> None:
+        del self._processing[item]
+        if item in self._dirty:
+            self._queue.append(item)
+
+
+async def minimal_run(bursts: list[list[int]]) -> int:
+    """The API floor: `MinimalQueue` driven inline (the worker loop runs after each burst)."""
+    queue = MinimalQueue()
+    add, get, done, fifo = queue.add, queue.get, queue.done, queue._queue
+    gets = 0
+    for burst in bursts:
+        for key in burst:
+            add(key)
+        while fifo:
+            result = await get()
+            if result[1]:
+                return gets
+            gets += 1
+            done(result[0])
+    return gets
+
+
+def run_minimal(bursts: list[list[int]]) -> int:
+    return asyncio.run(minimal_run(bursts))
 
 
 async def queue_run(bursts: list[list[int]], workers: int, queue: WorkQueue[int]) -> int:
@@ -198,6 +251,8 @@ def main() -> None:
         bursts = make_bursts(adds, options.chunk, duplicates)
         ceiling, gets = best_rate(adds, options.repeat, partial(bare_loop, bursts))
         print(f"{pattern:<16}{'bare loop (ceiling)':<34}{ceiling:>12,.0f}{gets:>9}{1:>12.2f}")
+        floor, gets = best_rate(adds, options.repeat, partial(run_minimal, bursts))
+        print(f"{pattern:<16}{'API floor (minimal queue)':<34}{floor:>12,.0f}{gets:>9}{floor / ceiling:>12.2f}")
         variants: list[tuple[str, Callable[[], MetricsProvider | None]]] = [
             ("metrics off", lambda: None),
             ("metrics on", lambda: PrometheusMetricsProvider(CollectorRegistry())),
@@ -218,10 +273,13 @@ def go_rate(binary: str, adds: int, chunk: int, duplicates: bool, metrics: bool)
     return float(rate), int(gets)
 
 
-def tree_rate(tree: str, adds: int, chunk: int, duplicates: bool, metrics: bool) -> tuple[float, int]:
-    """One run of kubeloop's queue from the source tree `tree`, in a fresh interpreter."""
+def tree_rate(tree: str, adds: int, chunk: int, duplicates: bool, metrics: str) -> tuple[float, int]:
+    """One run of kubeloop's queue from the source tree `tree`, in a fresh interpreter.
+
+    `metrics` is "on", "off", or "floor" for the API floor (`MinimalQueue`).
+    """
     command = [sys.executable, __file__, f"--adds={adds}", f"--chunk={chunk}"]
-    command += ["--single", "duplicates" if duplicates else "distinct", "on" if metrics else "off"]
+    command += ["--single", "duplicates" if duplicates else "distinct", metrics]
     environment = {**os.environ, "PYTHONPATH": tree}
     output = subprocess.run(command, check=True, capture_output=True, text=True, env=environment).stdout
     rate, gets = output.split()
@@ -231,6 +289,10 @@ def tree_rate(tree: str, adds: int, chunk: int, duplicates: bool, metrics: bool)
 def single_run(adds: int, chunk: int, pattern: str, metrics: str) -> None:
     """`--single`: one timed run, 1 worker; prints adds per CPU second and gets."""
     bursts = make_bursts(adds, chunk, pattern == "duplicates")
+    if metrics == "floor":
+        rate, gets = best_rate(adds, 1, partial(run_minimal, bursts))
+        print(f"{rate:.0f} {gets}")
+        return
     make_provider: Callable[[], MetricsProvider | None] = (
         (lambda: PrometheusMetricsProvider(CollectorRegistry())) if metrics == "on" else (lambda: None)
     )
@@ -252,19 +314,23 @@ def compare_with_go(binary: str, trees: list[str], adds: int, chunk: int, repeat
     print(f"python {platform.python_version()} against {binary}, {adds} adds, bursts of {chunk}, 1 worker")
     print("adds per CPU second, best of", repeat, "alternating rounds; ratio = kubeloop / client-go")
     header = f"{'pattern':<16}{'metrics':<9}{'client-go':>12}"
-    for label in labels:
+    for label in [*labels, "API floor"]:
         header += f"{label:>14}{'ratio':>7}"
     print(header)
     for pattern, duplicates in (("distinct", False), ("90% duplicates", True)):
         for metrics in (False, True):
-            best = [0.0] * (len(paths) + 1)
+            # The API floor (interpreted, from the first tree) has no metrics variant.
+            runs = [(path, "on" if metrics else "off") for path in paths]
+            if not metrics:
+                runs.append((paths[0], "floor"))
+            best = [0.0] * (len(runs) + 1)
             for _ in range(repeat):
                 go, go_gets = go_rate(binary, adds, chunk, duplicates, metrics)
                 best[0] = max(best[0], go)
-                for index, path in enumerate(paths, start=1):
-                    rate, gets = tree_rate(path, adds, chunk, duplicates, metrics)
+                for index, (path, mode) in enumerate(runs, start=1):
+                    rate, gets = tree_rate(path, adds, chunk, duplicates, mode)
                     if gets != go_gets:
-                        raise SystemExit(f"gets differ: {labels[index - 1]} {gets}, client-go {go_gets}")
+                        raise SystemExit(f"gets differ: {path} ({mode}) {gets}, client-go {go_gets}")
                     best[index] = max(best[index], rate)
             line = f"{pattern:<16}{'on' if metrics else 'off':<9}{best[0]:>12,.0f}"
             for rate in best[1:]:
