@@ -7,7 +7,8 @@
   `BucketRateLimiter`, `MaxOfRateLimiter`, `WithMaxWaitRateLimiter`,
   `default_controller_rate_limiter()`, `default_item_based_rate_limiter()`.
 - Metrics: the `MetricsProvider` protocol and `PrometheusMetricsProvider` (client-go's
-  `workqueue_*` families); named queues only.
+  `workqueue_*` families, histograms counted in batches: `BatchedHistogram`,
+  `BatchingRecorder`); named queues only.
 
 A typical worker::
 
@@ -27,6 +28,7 @@ A typical worker::
             queue.done(key)
 """
 
+from kubeloop.runtime.workqueue.batch import BatchedHistogram, BatchingRecorder
 from kubeloop.runtime.workqueue.delaying import DelayingQueue
 from kubeloop.runtime.workqueue.metrics import (
     CounterMetric,
@@ -59,6 +61,8 @@ __all__ = [
     "DURATION_BUCKETS",
     "INFINITE_DELAY",
     "UNFINISHED_WORK_UPDATE_PERIOD",
+    "BatchedHistogram",
+    "BatchingRecorder",
     "BucketRateLimiter",
     "CounterMetric",
     "DelayingQueue",

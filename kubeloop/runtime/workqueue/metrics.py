@@ -16,7 +16,10 @@ What a named queue records (client-go's rules):
 
 The queue keeps the add and start times itself, as the values of its `dirty` and `processing`
 dicts (they live exactly as long as client-go's two timestamp maps), and hands a
-`QueueMetricsRecorder` only the resulting numbers.
+`QueueMetricsRecorder` only the resulting numbers. A recorder that is also a
+`kubeloop.runtime.workqueue.batch.BatchingRecorder` (the Prometheus provider's) is not called at
+all: the queue bumps its adds counter and appends durations to its histograms' pending lists
+inline, and the histograms count them into buckets in batches.
 """
 
 from __future__ import annotations
@@ -86,7 +89,8 @@ class QueueMetricsRecorderFactory(Protocol):
 
     A provider that keeps its numbers itself (as `PrometheusMetricsProvider` does) can then
     update them inline, without one method call per metric per operation (see
-    `bench/workqueue.py`). Its recorder must record exactly what `QueueMetrics` records.
+    `bench/workqueue.py`), or let the queue do so (`BatchingRecorder`). Its recorder must
+    record exactly what `QueueMetrics` records.
     """
 
     def new_queue_metrics(self, name: str) -> QueueMetricsRecorder: ...
