@@ -15,7 +15,7 @@ python=${PYTHON:-$here/.venv/bin/python}
 [ -x "$python" ] || python=/work/main/.venv/bin/python
 rm -rf "$dest"
 mkdir -p "$dest"
-git -C "$here" ls-files -z kubeloop | (cd "$here" && xargs -0 tar -c) | tar -x -C "$dest"
+git -C "$here" ls-files -z kubeloop | (cd "$here" && tar -c --null -T -) | tar -x -C "$dest"
 cd "$dest"
 sources=()
 for module in queue batch delaying ratelimiting; do sources+=("kubeloop/runtime/workqueue/$module.py"); done
