@@ -1,6 +1,7 @@
 """Side-by-side benchmarks of kubeloop against kopf and the other Python peers (B1-B9).
 
     .venv/bin/python bench/peers/run.py [--quick] [--only B1,B4] [--contestants kubeloop,kopf-event]
+    .venv/bin/python bench/peers/run.py --only B1 --b1 5000 [--b1-workers 1,2,4,8,16] --contestants kubeloop
 
 Sets up each peer's own virtual environment (cached in ``.venv-peers/``), builds the
 pre-filled server data directories, and runs every applicable (scenario, contestant) pair
