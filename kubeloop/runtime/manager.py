@@ -81,7 +81,8 @@ class ManagerOptions:
     max_concurrent_reconciles: int = 1
     """Workers of every controller built here that does not set its own (``with_options``).
     1, as controller-runtime's ``config.Controller.MaxConcurrentReconciles``
-    (``pkg/config/controller.go``, which the builder falls back to): reconciles of
+    (``pkg/config/controller.go``: the manager-wide value a controller without its own takes,
+    then 1): reconciles of
     one controller never interleave unless asked. A controller whose reconciles wait on API
     writes is bound by round trips with one worker; 8 is the recommended setting then (B1 in
     bench/README.md, "Reconcile workers" in docs/decisions.md)."""
