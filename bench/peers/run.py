@@ -1,6 +1,7 @@
 """Side-by-side benchmarks of kubeloop against kopf and the other Python peers (B1-B9).
 
     .venv/bin/python bench/peers/run.py [--quick] [--only B1,B4] [--contestants kubeloop,kopf-event]
+    .venv/bin/python bench/peers/run.py --only B1 --b1 5000 [--b1-workers 1,2,4,8,16] --contestants kubeloop
 
 Sets up each peer's own virtual environment (cached in ``.venv-peers/``), builds the
 pre-filled server data directories, and runs every applicable (scenario, contestant) pair
@@ -94,6 +95,8 @@ class Runner:
     def __init__(self, args: argparse.Namespace, work: Path) -> None:
         self.args = args
         self.sizes = QUICK if args.quick else FULL
+        if args.b1:
+            self.sizes = dataclasses.replace(self.sizes, b1=[int(n) for n in args.b1.split(",")])
         self.work = work
         self.templates: dict[Dataset, Template] = {}
         self.rows: list[dict[str, Any]] = []
@@ -141,7 +144,10 @@ class Runner:
     def run(self, scenario: str) -> None:
         s = self.sizes
         print(f"== {scenario}", flush=True)
-        if scenario == "B1":
+        if scenario == "B1" and self.args.b1_workers:
+            for workers in (int(w) for w in self.args.b1_workers.split(",")):
+                self.controller_runs("B1", s.b1, workers=workers, label=f"workers={workers}")
+        elif scenario == "B1":
             self.controller_runs("B1", s.b1)
         elif scenario == "B1-pods":
             self.controller_runs("B1-pods", s.b1_pods, resource="pods")
@@ -200,6 +206,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (CI: checks the harness, not timings)")
     parser.add_argument("--only", default="", help=f"comma-separated scenarios out of {','.join(SCENARIOS)}")
     parser.add_argument("--contestants", default="", help=f"comma-separated, out of {','.join(CONTESTANTS)}")
+    parser.add_argument("--b1", default="", help="B1 object counts, comma-separated (default: the mode's sizes)")
+    parser.add_argument("--b1-workers", default="",
+                        help="B1 only: sweep max_concurrent_reconciles over these counts, e.g. 1,2,4,8,16")
     parser.add_argument("--venv-root", default=str(DEFAULT_VENV_ROOT), help="where peer venvs are cached")
     parser.add_argument("--out", default=str(HERE.parent / "results"), help="results directory")
     parser.add_argument("--timeout", type=float, default=600.0, help="per-run convergence timeout, seconds")

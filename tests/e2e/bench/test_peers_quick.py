@@ -67,6 +67,9 @@ def test_controller_rows_carry_every_measured_column(quick_results: tuple[dict[s
     assert [c["converged"] for c in b2["observer"]["churn"]] == [True, True]
     b7 = rows_of(results, "B7", "kubeloop")[0]
     assert len(b7["rss_samples"]) >= 2
+    for contestant in ("kubeloop", "kopf-event"):
+        b8 = rows_of(results, "B8", contestant)[0]
+        assert b8["observer"]["deletion"]["converged"], (contestant, b8["observer"]["deletion"])
 
 
 @pytest.mark.timeout(600)
