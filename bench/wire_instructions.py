@@ -1,0 +1,334 @@
+"""Instructions per request, JSON beside protobuf, a Go client's requests counted by callgrind (not a test).
+
+Run: ``PYTHONPATH=$PWD .venv/bin/python bench/wire_requests.py --callgrind [--requests 40]
+[--list-size 500] [--watchers 4] [--checkout DIR]``
+
+CPU time per request moves by 20-40% between rounds on this shared 2-core machine, which hides
+a codec's few percent (``bench/wire_requests.py`` without ``--callgrind``). Instruction counts
+do not move with the machine's load (see ``bench/instructions.py``). Here one server
+(``kubeloop.server.app.KubeServer``, memory store, imported from ``--checkout``, default this
+one) runs under valgrind's callgrind, and this process talks to it over one HTTP/2 connection
+(httpx), as client-go does: every request and every watch multiplexed on it. Around each
+measured phase the server's counters are zeroed and dumped (``callgrind_control -z`` / ``-d``),
+so start-up and the client's own preparations are outside every count; instrumentation is off
+while the namespaces, the listed pods and a warm-up of each wire (the codec compiles its
+readers and writers on first use) are set up.
+
+Phases, each once per wire (JSON: ``application/json`` bodies and ``Accept``; protobuf: bodies
+in ``application/vnd.kubernetes.protobuf`` and ``Accept: application/vnd.kubernetes.protobuf,
+*/*``, as client-go sends them):
+
+- ``create``: ``--requests`` pod creates (``bench/server.py --as-admitted`` pods), each answered
+  with the created object: a first write of it in the wire's encoding;
+- ``get``: a get of each of those pods;
+- ``update``: a PUT of each, the object as read with one label changed (what a controller sends);
+- ``list``: lists of a namespace of ``--list-size`` pods (created in JSON outside the count, and
+  listed once in the wire outside it: an informer's relist reads objects served before);
+- ``watch``: ``--watchers`` watches of the ``create`` namespace from the current revision, in
+  the wire's stream form, while ``--requests`` JSON updates of its pods each send them one event;
+  the row is the instructions per event delivered, beyond the same updates without watchers
+  (measured just before, in the same wire's turn).
+
+Needs ``valgrind``. Takes about ten minutes at the defaults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import ssl
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server import pod_body
+
+from kubeloop.server.codec import protobuf
+
+JSON = "application/json"
+PROTOBUF_ACCEPT = "application/vnd.kubernetes.protobuf, */*"
+WIRES = ("json", "protobuf")
+
+_SERVE = """
+import asyncio, json, sys
+from pathlib import Path
+from kubeloop.server.app import KubeServer, ServerConfig
+
+async def main() -> None:
+    server = KubeServer(ServerConfig(Path(sys.argv[1]), port=0, memory=True))
+    await server.start()
+    print(json.dumps([server.url, server.credentials.token, str(server.credentials.ca_cert)]), flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    await server.stop()
+
+asyncio.run(main())
+"""
+
+
+class Callgrind:
+    """The server under callgrind, and its counters driven through ``callgrind_control``."""
+
+    def __init__(self, checkout: Path, work: Path) -> None:
+        self.out = work / "callgrind.out"
+        serve = work / "serve.py"
+        serve.write_text(_SERVE)
+        data = work / "data"
+        data.mkdir()
+        self.process = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={self.out}",
+             sys.executable, str(serve), str(data)],
+            cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout)}, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert self.process.stdout is not None
+        self.url, self.token, self.ca = json.loads(self.process.stdout.readline())
+        self._dumps = 0
+
+    def _control(self, *args: str) -> None:
+        subprocess.run(["callgrind_control", *args, str(self.process.pid)], check=True, capture_output=True)
+
+    def instrument(self, on: bool) -> None:
+        self._control("-i", "on" if on else "off")
+
+    def zero(self) -> None:
+        self._control("-z")
+
+    def dump(self, name: str) -> int:
+        """The instructions counted since the last zero or dump, which this dump then zeroes."""
+        self._control("-d", name)
+        self._dumps += 1
+        path = Path(f"{self.out}.{self._dumps}")
+        for _ in range(600):
+            if path.exists():
+                text = path.read_text()
+                if f"dump {name}" in text and re.search(r"^totals: \d+", text, re.M):
+                    found = re.search(r"^totals: (\d+)", text, re.M)
+                    assert found is not None
+                    return int(found[1])
+            time.sleep(0.1)
+        raise RuntimeError(f"callgrind wrote no dump {name}")
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write("\n")
+        self.process.stdin.flush()
+        self.process.wait(600)
+
+
+def _headers(wire: str) -> dict[str, str]:
+    if wire == "json":
+        return {"Content-Type": JSON, "Accept": JSON}
+    return {"Content-Type": protobuf.MEDIA_TYPE, "Accept": PROTOBUF_ACCEPT}
+
+
+def _encode(wire: str, obj: dict[str, Any]) -> bytes:
+    return orjson.dumps(obj) if wire == "json" else protobuf.encode(obj)
+
+
+def _decode(wire: str, body: bytes) -> dict[str, Any]:
+    decoded: dict[str, Any] = orjson.loads(body) if wire == "json" else protobuf.decode(body)
+    return decoded
+
+
+class Watcher:
+    """One watch stream, counting the events it has received."""
+
+    def __init__(self, wire: str) -> None:
+        self.wire = wire
+        self.events = 0
+        self.changed = asyncio.Event()
+        self._buffer = b""
+
+    def feed(self, chunk: bytes) -> None:
+        if self.wire == "json":
+            self.events += chunk.count(b"\n")
+        else:
+            self._buffer += chunk
+            while len(self._buffer) >= 4:
+                (length,) = struct.unpack_from(">I", self._buffer)
+                if len(self._buffer) < 4 + length:
+                    break
+                self._buffer = self._buffer[4 + length:]
+                self.events += 1
+        self.changed.set()
+
+    async def run(self, client: httpx.AsyncClient, path: str, revision: str) -> None:
+        params = {"watch": "true", "resourceVersion": revision}
+        async with client.stream("GET", path, params=params, headers={"Accept": _headers(self.wire)["Accept"]}) as got:
+            assert got.status_code == 200, await got.aread()
+            async for chunk in got.aiter_raw():
+                self.feed(chunk)
+
+    async def wait_for(self, events: int) -> None:
+        while self.events < events:
+            self.changed.clear()
+            await self.changed.wait()
+
+
+async def _session(server: Callgrind, requests: int, list_size: int, watchers: int) -> dict[tuple[str, str], float]:
+    tls = ssl.create_default_context(cafile=server.ca)
+    figures: dict[tuple[str, str], float] = {}
+    async with httpx.AsyncClient(http2=True, verify=tls, timeout=3600, base_url=server.url,
+                                 headers={"Authorization": f"Bearer {server.token}"}) as client:
+        url = server.url
+
+        async def post(path: str, body: bytes, wire: str) -> httpx.Response:
+            response = await client.post(f"{url}{path}", content=body, headers=_headers(wire))
+            assert response.status_code == 201, response.content
+            return response
+
+        async def namespace(name: str) -> str:
+            await post("/api/v1/namespaces", orjson.dumps({"metadata": {"name": name}}), "json")
+            return f"/api/v1/namespaces/{name}/pods"
+
+        def pods(namespace_name: str, count: int, offset: int = 0) -> list[dict[str, Any]]:
+            made = []
+            for index in range(offset, offset + count):
+                pod = pod_body(index, True)
+                pod["metadata"]["namespace"] = namespace_name
+                made.append(pod)
+            return made
+
+        async def read_all(path: str, names: list[str], wire: str) -> list[dict[str, Any]]:
+            got = []
+            for name in names:
+                response = await client.get(f"{path}/{name}", headers={"Accept": _headers(wire)["Accept"]})
+                assert response.status_code == 200, response.content
+                got.append(_decode(wire, response.content))
+            return got
+
+        async def put_all(path: str, objects: list[dict[str, Any]], wire: str, mark: str) -> None:
+            bodies = []
+            for obj in objects:
+                obj["metadata"].setdefault("labels", {})["round"] = mark
+                bodies.append(_encode(wire, obj))
+            for obj, body in zip(objects, bodies, strict=True):
+                response = await client.put(f"{path}/{obj['metadata']['name']}", content=body,
+                                            headers=_headers(wire))
+                assert response.status_code == 200, response.content
+
+        server.instrument(False)
+        listed = await namespace("listed")
+        for pod in pods("listed", list_size):
+            await post(listed, orjson.dumps(pod), "json")
+        for wire in WIRES:
+            warm = await namespace(f"warm-{wire}")
+            for pod in pods(f"warm-{wire}", 5):
+                await post(warm, _encode(wire, pod), wire)
+            objects = await read_all(warm, [f"web-7d4b9c8f6d-{index:06d}" for index in range(5)], wire)
+            await put_all(warm, objects, wire, "warm")
+            response = await client.get(listed, headers={"Accept": _headers(wire)["Accept"]})
+            assert response.status_code == 200
+        server.instrument(True)
+
+        for wire in WIRES:
+            path = await namespace(wire)
+            sent = pods(wire, requests)
+            names = [pod["metadata"]["name"] for pod in sent]
+            bodies = [_encode(wire, pod) for pod in sent]
+            server.zero()
+            for body in bodies:
+                await post(path, body, wire)
+            figures[(wire, "create")] = server.dump(f"{wire}-create") / requests
+
+            server.zero()
+            objects = await read_all(path, names, wire)
+            figures[(wire, "get")] = server.dump(f"{wire}-get") / requests
+
+            marked = objects
+            for obj in marked:
+                obj["metadata"].setdefault("labels", {})["round"] = "update"
+            update_bodies = [_encode(wire, obj) for obj in marked]
+            server.zero()
+            for obj, body in zip(marked, update_bodies, strict=True):
+                response = await client.put(f"{path}/{obj['metadata']['name']}", content=body, headers=_headers(wire))
+                assert response.status_code == 200, response.content
+            figures[(wire, "update")] = server.dump(f"{wire}-update") / requests
+
+            server.zero()
+            lists = 3
+            for _ in range(lists):
+                response = await client.get(listed, headers={"Accept": _headers(wire)["Accept"]})
+                assert response.status_code == 200
+            figures[(wire, "list")] = server.dump(f"{wire}-list") / lists
+
+            # The watch rows: the same JSON updates without and with watchers.
+            current = await read_all(path, names, "json")
+            for obj in current:
+                obj["metadata"]["labels"]["round"] = "alone"
+            alone = [orjson.dumps(obj) for obj in current]
+            server.zero()
+            for obj, body in zip(current, alone, strict=True):
+                response = await client.put(f"{path}/{obj['metadata']['name']}", content=body, headers=_headers("json"))
+                assert response.status_code == 200, response.content
+            without = server.dump(f"{wire}-watch-base")
+            listing = await client.get(path, headers={"Accept": JSON})
+            revision = listing.json()["metadata"]["resourceVersion"]
+            streams = [Watcher(wire) for _ in range(watchers)]
+            # A connection per watch: two watches streaming on one httpx HTTP/2 connection stall
+            # (the first one gets no events), so each has its own, as client-go's would over
+            # HTTP/1.1; the event is encoded once per wire either way.
+            watch_clients = [httpx.AsyncClient(http2=True, verify=tls, timeout=3600, base_url=server.url,
+                                               headers={"Authorization": f"Bearer {server.token}"})
+                             for _ in streams]
+            tasks = [asyncio.create_task(stream.run(watch_client, path, revision))
+                     for stream, watch_client in zip(streams, watch_clients, strict=True)]
+            # One event through every stream before the count: each watch is registered and
+            # its headers are out (the server sends them with the first event).
+            current = await read_all(path, names[:1], "json")
+            current[0]["metadata"]["labels"]["round"] = "opened"
+            response = await client.put(f"{path}/{names[0]}", content=orjson.dumps(current[0]),
+                                        headers=_headers("json"))
+            assert response.status_code == 200, response.content
+            for stream in streams:
+                await stream.wait_for(1)
+            current = await read_all(path, names, "json")
+            for obj in current:
+                obj["metadata"]["labels"]["round"] = "watched"
+            watched = [orjson.dumps(obj) for obj in current]
+            server.zero()
+            for obj, body in zip(current, watched, strict=True):
+                response = await client.put(f"{path}/{obj['metadata']['name']}", content=body, headers=_headers("json"))
+                assert response.status_code == 200, response.content
+            for stream in streams:
+                await stream.wait_for(1 + requests)
+            with_watchers = server.dump(f"{wire}-watch")
+            figures[(wire, "watch")] = (with_watchers - without) / (requests * watchers)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for watch_client in watch_clients:
+                await watch_client.aclose()
+    return figures
+
+
+ROWS = (("create", "create a pod"), ("get", "get a pod"), ("update", "update a pod (PUT)"),
+        ("list", "list of {list_size} pods"), ("watch", "watch event, per watcher"))
+
+
+def run(*, requests: int, list_size: int, watchers: int, checkout: Path | None = None) -> dict[tuple[str, str], float]:
+    """Count and print the table; returns instructions per request by (wire, row)."""
+    source = (checkout or Path(__file__).resolve().parent.parent).resolve()
+    with tempfile.TemporaryDirectory() as work:
+        server = Callgrind(source, Path(work))
+        try:
+            figures = asyncio.run(_session(server, requests, list_size, watchers))
+        finally:
+            server.stop()
+    print(f"server instructions per request (callgrind), {source}: {requests} requests per row, "
+          f"{watchers} watchers, HTTP/2")
+    print(f"{'request':34s} {'JSON':>14s} {'protobuf':>14s} {'pb / JSON':>10s}")
+    for key, label in ROWS:
+        json_count, pb_count = figures[("json", key)], figures[("protobuf", key)]
+        print(f"{label.format(list_size=list_size):34s} {json_count:14,.0f} {pb_count:14,.0f} "
+              f"{pb_count / json_count:10.3f}")
+    return figures
