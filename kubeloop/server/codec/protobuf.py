@@ -58,7 +58,8 @@ from typing import Any
 
 import orjson
 
-from kubeloop.server.codec import gotext, protobuf_library, protobuf_writer
+from kubeloop.server.codec import gotext, protobuf_library, protobuf_memo, protobuf_writer
+from kubeloop.server.codec.protobuf_memo import memo_reader, memoized
 from kubeloop.server.kinds import wire
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -384,7 +385,7 @@ def _map_decoder(field: _Field) -> FieldDecoder:
 class _Message:
     """One message's compiled reader."""
 
-    __slots__ = ("by_number", "by_tag", "decode", "decoders", "fields", "go_name", "name", "special")
+    __slots__ = ("by_number", "by_tag", "decode", "decoders", "fields", "go_name", "name", "read", "special")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -401,6 +402,8 @@ class _Message:
         if self.special:
             special_decoder = _SPECIAL_DECODERS[self.special]
             self.decode = lambda data, position, end: special_decoder(self, data, position, end)
+        # ``read`` reads without the memo: a top-level object's metadata makes every body new.
+        self.read: Callable[[bytes, int, int], Any] = self.decode
 
     def compile(self) -> None:
         entries = sorted(wire.messages()[self.name]["fields"], key=lambda entry: entry["n"])
@@ -417,7 +420,12 @@ class _Message:
                 self.by_tag[field.number << 3 | 2] = field
                 self.decoders[field.number << 3 | 2] = _packed_decoder(field)
         if not self.special:
-            self.decode = _GENERATOR.reader(self)
+            self.read = _GENERATOR.reader(self)
+            self.decode = self.read
+            if memoized(self.name):
+                # Nested occurrences (what generated readers and field closures call) go
+                # through a memo by their bytes (kubeloop.server.codec.protobuf_memo).
+                self.decode = memo_reader(self.read)
 
     def resume(self, out: Obj, key: int, data: bytes, position: int, end: int) -> Obj:
         """Reads the rest of a message whose fields came out of number order (or unknown, or
@@ -839,8 +847,10 @@ _CACHE = _MessageCache(32 << 20)
 
 
 def clear_cache() -> None:
-    """Forget the recently written messages (for measurements of the first write)."""
+    """Forget the recently written messages and the nested messages' memos (for measurements
+    of the first write or read)."""
     _CACHE.clear()
+    protobuf_memo.clear()
 
 
 def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
@@ -850,7 +860,7 @@ def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
     if name is None:
         raise ValueError(f"no protobuf message for {api_version} {kind}")
     try:
-        decoded: Obj = _message(name).decode(data, 0, len(data))
+        decoded: Obj = _message(name).read(data, 0, len(data))
     except _GoError as error:
         raise ProtobufError(str(error), str(error), api_version, kind) from None
     return decoded
@@ -956,7 +966,7 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
                      '"pkg/api/legacyscheme/scheme.go:30"', body, into_kind, api_version, kind)
     obj: Obj = {"kind": kind, "apiVersion": api_version}
     try:
-        obj.update(_message(name).decode(body, raw_start, raw_stop))
+        obj.update(_message(name).read(body, raw_start, raw_stop))
     except _GoError as error:
         raise _error(str(error), body, into_kind, api_version, kind) from None
     except RecursionError:
