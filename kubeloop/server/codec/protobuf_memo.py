@@ -35,7 +35,7 @@ import orjson
 
 from kubeloop.server.kinds import wire
 
-MIN_FIELDS = 8
+MIN_FIELDS = 4
 """Smaller messages are written and read about as fast as a memo's key is made."""
 
 LIMIT = 2048

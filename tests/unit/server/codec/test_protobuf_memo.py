@@ -26,7 +26,7 @@ def test_the_memoized_messages() -> None:
     assert protobuf_memo.memoized(_SPEC)
     assert protobuf_memo.memoized("io.k8s.api.core.v1.Container")
     assert not protobuf_memo.memoized(wire.META + "v1.ObjectMeta")  # never recurs
-    assert not protobuf_memo.memoized("io.k8s.api.core.v1.ContainerPort")  # too small to gain
+    assert not protobuf_memo.memoized("io.k8s.api.core.v1.LocalObjectReference")  # too small to gain
     # Its numbers are doubles: a JSON round trip would not give a NaN back.
     assert not protobuf_memo.memoized("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps")
 
