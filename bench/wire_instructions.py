@@ -25,9 +25,11 @@ in ``application/vnd.kubernetes.protobuf`` and ``Accept: application/vnd.kuberne
 - ``list``: lists of a namespace of ``--list-size`` pods (created in JSON outside the count, and
   listed once in the wire outside it: an informer's relist reads objects served before);
 - ``watch``: ``--watchers`` watches of the ``create`` namespace from the current revision, in
-  the wire's stream form, while ``--requests`` JSON updates of its pods each send them one event;
-  the row is the instructions per event delivered, beyond the same updates without watchers
-  (measured just before, in the same wire's turn).
+  the wire's stream form, while an update of each of its pods sends them one event; the row is
+  the instructions per event and watcher, beyond the same updates without watchers (measured
+  just before). The updates are sent in the wire (every writer a Go client: a protobuf update's
+  answer is the event's encoding), then again in JSON (a JSON writer: the protobuf watchers'
+  event is a first write).
 
 Needs ``valgrind``. Takes about ten minutes at the defaults.
 """
@@ -216,6 +218,49 @@ async def _session(server: Callgrind, requests: int, list_size: int, watchers: i
                                             headers=_headers(wire))
                 assert response.status_code == 200, response.content
 
+        async def updates(path: str, names: list[str], writer: str, mark: str) -> None:
+            """A PUT of each pod in ``writer``'s wire, its bodies encoded before the first."""
+            current = await read_all(path, names, "json")
+            for obj in current:
+                obj["metadata"]["labels"]["round"] = mark
+            bodies = [_encode(writer, obj) for obj in current]
+            server.zero()
+            for name, body in zip(names, bodies, strict=True):
+                response = await client.put(f"{path}/{name}", content=body, headers=_headers(writer))
+                assert response.status_code == 200, response.content
+
+        async def watch_phase(path: str, names: list[str], wire: str, writer: str, label: str) -> float:
+            """Instructions per event and watcher: ``watchers`` watches in ``wire`` while each pod
+            is updated in ``writer``'s wire, beyond the same updates without watchers."""
+            await updates(path, names, writer, f"alone-{label}")
+            without = server.dump(f"{label}-watch-base")
+            listing = await client.get(path, headers={"Accept": JSON})
+            revision = listing.json()["metadata"]["resourceVersion"]
+            streams = [Watcher(wire) for _ in range(watchers)]
+            # A connection per watch: two watches streaming on one httpx HTTP/2 connection stall
+            # (the first one gets no events), so each has its own; the event is encoded once
+            # per wire either way.
+            watch_clients = [httpx.AsyncClient(http2=True, verify=tls, timeout=3600, base_url=server.url,
+                                               headers={"Authorization": f"Bearer {server.token}"})
+                             for _ in streams]
+            tasks = [asyncio.create_task(stream.run(watch_client, path, revision))
+                     for stream, watch_client in zip(streams, watch_clients, strict=True)]
+            # One event through every stream before the count: each watch is registered and
+            # its headers are out.
+            await updates(path, names[:1], "json", f"opened-{label}")
+            for stream in streams:
+                await stream.wait_for(1)
+            await updates(path, names, writer, f"watched-{label}")
+            for stream in streams:
+                await stream.wait_for(1 + len(names))
+            with_watchers = server.dump(f"{label}-watch")
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for watch_client in watch_clients:
+                await watch_client.aclose()
+            return (with_watchers - without) / (len(names) * watchers)
+
         server.instrument(False)
         listed = await namespace("listed")
         for pod in pods("listed", list_size):
@@ -261,58 +306,19 @@ async def _session(server: Callgrind, requests: int, list_size: int, watchers: i
                 assert response.status_code == 200
             figures[(wire, "list")] = server.dump(f"{wire}-list") / lists
 
-            # The watch rows: the same JSON updates without and with watchers.
-            current = await read_all(path, names, "json")
-            for obj in current:
-                obj["metadata"]["labels"]["round"] = "alone"
-            alone = [orjson.dumps(obj) for obj in current]
-            server.zero()
-            for obj, body in zip(current, alone, strict=True):
-                response = await client.put(f"{path}/{obj['metadata']['name']}", content=body, headers=_headers("json"))
-                assert response.status_code == 200, response.content
-            without = server.dump(f"{wire}-watch-base")
-            listing = await client.get(path, headers={"Accept": JSON})
-            revision = listing.json()["metadata"]["resourceVersion"]
-            streams = [Watcher(wire) for _ in range(watchers)]
-            # A connection per watch: two watches streaming on one httpx HTTP/2 connection stall
-            # (the first one gets no events), so each has its own, as client-go's would over
-            # HTTP/1.1; the event is encoded once per wire either way.
-            watch_clients = [httpx.AsyncClient(http2=True, verify=tls, timeout=3600, base_url=server.url,
-                                               headers={"Authorization": f"Bearer {server.token}"})
-                             for _ in streams]
-            tasks = [asyncio.create_task(stream.run(watch_client, path, revision))
-                     for stream, watch_client in zip(streams, watch_clients, strict=True)]
-            # One event through every stream before the count: each watch is registered and
-            # its headers are out (the server sends them with the first event).
-            current = await read_all(path, names[:1], "json")
-            current[0]["metadata"]["labels"]["round"] = "opened"
-            response = await client.put(f"{path}/{names[0]}", content=orjson.dumps(current[0]),
-                                        headers=_headers("json"))
-            assert response.status_code == 200, response.content
-            for stream in streams:
-                await stream.wait_for(1)
-            current = await read_all(path, names, "json")
-            for obj in current:
-                obj["metadata"]["labels"]["round"] = "watched"
-            watched = [orjson.dumps(obj) for obj in current]
-            server.zero()
-            for obj, body in zip(current, watched, strict=True):
-                response = await client.put(f"{path}/{obj['metadata']['name']}", content=body, headers=_headers("json"))
-                assert response.status_code == 200, response.content
-            for stream in streams:
-                await stream.wait_for(1 + requests)
-            with_watchers = server.dump(f"{wire}-watch")
-            figures[(wire, "watch")] = (with_watchers - without) / (requests * watchers)
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            for watch_client in watch_clients:
-                await watch_client.aclose()
+            # The watch rows: the same updates without and with watchers, written in the wire
+            # (every writer a Go client) and in JSON (protobuf watchers, JSON writers).
+            for writer, row in ((wire, "watch"), ("json", "watch, JSON writes")):
+                if writer == wire and row != "watch":
+                    figures[(wire, row)] = figures[(wire, "watch")]
+                    continue
+                figures[(wire, row)] = await watch_phase(path, names, wire, writer, f"{wire}-{writer}")
     return figures
 
 
 ROWS = (("create", "create a pod"), ("get", "get a pod"), ("update", "update a pod (PUT)"),
-        ("list", "list of {list_size} pods"), ("watch", "watch event, per watcher"))
+        ("list", "list of {list_size} pods"), ("watch", "watch event, per watcher"),
+        ("watch, JSON writes", "  the same, JSON writers"))
 
 
 def run(*, requests: int, list_size: int, watchers: int, checkout: Path | None = None) -> dict[tuple[str, str], float]:
