@@ -1,6 +1,6 @@
 """Instructions per request, JSON beside protobuf, a Go client's requests counted by callgrind (not a test).
 
-Run: ``PYTHONPATH=$PWD .venv/bin/python bench/wire_requests.py --callgrind [--requests 40]
+Run: ``PYTHONPATH=$PWD .venv/bin/python bench/wire_requests.py --callgrind [--requests 20] [--rounds 3]
 [--list-size 500] [--watchers 4] [--checkout DIR]``
 
 CPU time per request moves by 20-40% between rounds on this shared 2-core machine, which hides
@@ -41,6 +41,7 @@ import json
 import os
 import re
 import ssl
+import statistics
 import struct
 import subprocess
 import sys
@@ -176,9 +177,10 @@ class Watcher:
             await self.changed.wait()
 
 
-async def _session(server: Callgrind, requests: int, list_size: int, watchers: int) -> dict[tuple[str, str], float]:
+async def _session(server: Callgrind, requests: int, list_size: int, watchers: int,
+                   rounds: int) -> dict[tuple[str, str], list[float]]:
     tls = ssl.create_default_context(cafile=server.ca)
-    figures: dict[tuple[str, str], float] = {}
+    figures: dict[tuple[str, str], list[float]] = {}
     async with httpx.AsyncClient(http2=True, verify=tls, timeout=3600, base_url=server.url,
                                  headers={"Authorization": f"Bearer {server.token}"}) as client:
         url = server.url
@@ -275,44 +277,47 @@ async def _session(server: Callgrind, requests: int, list_size: int, watchers: i
             assert response.status_code == 200
         server.instrument(True)
 
-        for wire in WIRES:
-            path = await namespace(wire)
-            sent = pods(wire, requests)
-            names = [pod["metadata"]["name"] for pod in sent]
-            bodies = [_encode(wire, pod) for pod in sent]
-            server.zero()
-            for body in bodies:
-                await post(path, body, wire)
-            figures[(wire, "create")] = server.dump(f"{wire}-create") / requests
+        for round_ in range(rounds):
+            for wire in WIRES if round_ % 2 == 0 else WIRES[::-1]:
+                path = await namespace(f"{wire}-{round_}")
+                sent = pods(f"{wire}-{round_}", requests)
+                names = [pod["metadata"]["name"] for pod in sent]
+                bodies = [_encode(wire, pod) for pod in sent]
+                server.zero()
+                for body in bodies:
+                    await post(path, body, wire)
+                figures.setdefault((wire, "create"), []).append(server.dump(f"{wire}-create") / requests)
 
-            server.zero()
-            objects = await read_all(path, names, wire)
-            figures[(wire, "get")] = server.dump(f"{wire}-get") / requests
+                server.zero()
+                objects = await read_all(path, names, wire)
+                figures.setdefault((wire, "get"), []).append(server.dump(f"{wire}-get") / requests)
 
-            marked = objects
-            for obj in marked:
-                obj["metadata"].setdefault("labels", {})["round"] = "update"
-            update_bodies = [_encode(wire, obj) for obj in marked]
-            server.zero()
-            for obj, body in zip(marked, update_bodies, strict=True):
-                response = await client.put(f"{path}/{obj['metadata']['name']}", content=body, headers=_headers(wire))
-                assert response.status_code == 200, response.content
-            figures[(wire, "update")] = server.dump(f"{wire}-update") / requests
+                marked = objects
+                for obj in marked:
+                    obj["metadata"].setdefault("labels", {})["round"] = "update"
+                update_bodies = [_encode(wire, obj) for obj in marked]
+                server.zero()
+                for obj, body in zip(marked, update_bodies, strict=True):
+                    response = await client.put(f"{path}/{obj['metadata']['name']}", content=body,
+                                                headers=_headers(wire))
+                    assert response.status_code == 200, response.content
+                figures.setdefault((wire, "update"), []).append(server.dump(f"{wire}-update") / requests)
 
-            server.zero()
-            lists = 3
-            for _ in range(lists):
-                response = await client.get(listed, headers={"Accept": _headers(wire)["Accept"]})
-                assert response.status_code == 200
-            figures[(wire, "list")] = server.dump(f"{wire}-list") / lists
+                server.zero()
+                lists = 3
+                for _ in range(lists):
+                    response = await client.get(listed, headers={"Accept": _headers(wire)["Accept"]})
+                    assert response.status_code == 200
+                figures.setdefault((wire, "list"), []).append(server.dump(f"{wire}-list") / lists)
 
-            # The watch rows: the same updates without and with watchers, written in the wire
-            # (every writer a Go client) and in JSON (protobuf watchers, JSON writers).
-            for writer, row in ((wire, "watch"), ("json", "watch, JSON writes")):
-                if writer == wire and row != "watch":
-                    figures[(wire, row)] = figures[(wire, "watch")]
-                    continue
-                figures[(wire, row)] = await watch_phase(path, names, wire, writer, f"{wire}-{writer}")
+                # The watch rows: the same updates without and with watchers, written in the wire
+                # (every writer a Go client) and in JSON (protobuf watchers, JSON writers).
+                for writer, row in ((wire, "watch"), ("json", "watch, JSON writes")):
+                    if writer == wire and row != "watch":
+                        figures.setdefault((wire, row), []).append(figures[(wire, "watch")][-1])
+                        continue
+                    label = f"{wire}-{writer}-{round_}"
+                    figures.setdefault((wire, row), []).append(await watch_phase(path, names, wire, writer, label))
     return figures
 
 
@@ -321,20 +326,24 @@ ROWS = (("create", "create a pod"), ("get", "get a pod"), ("update", "update a p
         ("watch, JSON writes", "  the same, JSON writers"))
 
 
-def run(*, requests: int, list_size: int, watchers: int, checkout: Path | None = None) -> dict[tuple[str, str], float]:
-    """Count and print the table; returns instructions per request by (wire, row)."""
+def run(*, requests: int, list_size: int, watchers: int, rounds: int = 3,
+        checkout: Path | None = None) -> dict[tuple[str, str], list[float]]:
+    """Count and print the table (medians of ``rounds``, wires taking turns to go first);
+    returns instructions per request by (wire, row), one figure per round."""
     source = (checkout or Path(__file__).resolve().parent.parent).resolve()
     with tempfile.TemporaryDirectory() as work:
         server = Callgrind(source, Path(work))
         try:
-            figures = asyncio.run(_session(server, requests, list_size, watchers))
+            figures = asyncio.run(_session(server, requests, list_size, watchers, rounds))
         finally:
             server.stop()
     print(f"server instructions per request (callgrind), {source}: {requests} requests per row, "
-          f"{watchers} watchers, HTTP/2")
-    print(f"{'request':34s} {'JSON':>14s} {'protobuf':>14s} {'pb / JSON':>10s}")
+          f"{watchers} watchers, HTTP/2, median of {rounds} rounds (protobuf / JSON per round)")
+    print(f"{'request':34s} {'JSON':>12s} {'protobuf':>12s} {'pb / JSON':>10s}   rounds")
     for key, label in ROWS:
-        json_count, pb_count = figures[("json", key)], figures[("protobuf", key)]
-        print(f"{label.format(list_size=list_size):34s} {json_count:14,.0f} {pb_count:14,.0f} "
-              f"{pb_count / json_count:10.3f}")
+        json_counts, pb_counts = figures[("json", key)], figures[("protobuf", key)]
+        ratios = " ".join(f"{pb / js:.3f}" for js, pb in zip(json_counts, pb_counts, strict=True))
+        json_median, pb_median = statistics.median(json_counts), statistics.median(pb_counts)
+        print(f"{label.format(list_size=list_size):34s} {json_median:12,.0f} {pb_median:12,.0f} "
+              f"{pb_median / json_median:10.3f}   {ratios}")
     return figures

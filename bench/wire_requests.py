@@ -2,7 +2,7 @@
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python bench/wire_requests.py [--requests 400] [--rounds 4]``
 or, counting instructions instead of CPU time: ``... bench/wire_requests.py --callgrind
-[--requests 40] [--list-size 500]`` (see :mod:`wire_instructions`).
+[--requests 20] [--rounds 3] [--list-size 500]`` (see :mod:`wire_instructions`).
 
 What the issue on protobuf asks: serving a Go client in protobuf must cost the server no more
 CPU per request than JSON. The embedded server runs in a child process (memory store; the
@@ -73,7 +73,7 @@ def _batch(client: httpx.Client, conn: Any, url: str, namespace: str, count: int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=None,
-                        help="pod creates (and gets) per batch: 400, or 40 with --callgrind")
+                        help="pod creates (and gets) per batch: 400, or 20 with --callgrind")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--callgrind", action="store_true",
                         help="count the server's instructions per request under callgrind (wire_instructions.py)")
@@ -85,7 +85,8 @@ def main() -> None:
     if args.callgrind:
         from wire_instructions import run
 
-        run(requests=args.requests or 40, list_size=args.list_size, watchers=args.watchers, checkout=args.checkout)
+        run(requests=args.requests or 20, list_size=args.list_size, watchers=args.watchers, rounds=args.rounds,
+            checkout=args.checkout)
         return
     args.requests = args.requests or 400
     figures: dict[tuple[str, str], list[float]] = {}
