@@ -1,6 +1,8 @@
 """Server CPU per request, JSON beside protobuf, over one HTTP/2 connection (not a test).
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python bench/wire_requests.py [--requests 400] [--rounds 4]``
+or, counting instructions instead of CPU time: ``... bench/wire_requests.py --callgrind
+[--requests 20] [--rounds 3] [--list-size 500]`` (see :mod:`wire_instructions`).
 
 What the issue on protobuf asks: serving a Go client in protobuf must cost the server no more
 CPU per request than JSON. The embedded server runs in a child process (memory store; the
@@ -70,9 +72,23 @@ def _batch(client: httpx.Client, conn: Any, url: str, namespace: str, count: int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=400, help="pod creates (and gets) per batch")
+    parser.add_argument("--requests", type=int, default=None,
+                        help="pod creates (and gets) per batch: 400, or 20 with --callgrind")
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--callgrind", action="store_true",
+                        help="count the server's instructions per request under callgrind (wire_instructions.py)")
+    parser.add_argument("--list-size", type=int, default=500, help="pods per list (--callgrind)")
+    parser.add_argument("--watchers", type=int, default=4, help="watchers per wire (--callgrind)")
+    parser.add_argument("--checkout", type=Path, default=None,
+                        help="the server's code from this checkout (--callgrind; default this one)")
     args = parser.parse_args()
+    if args.callgrind:
+        from wire_instructions import run
+
+        run(requests=args.requests or 20, list_size=args.list_size, watchers=args.watchers, rounds=args.rounds,
+            checkout=args.checkout)
+        return
+    args.requests = args.requests or 400
     figures: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as data_dir:
         process, conn, (url, token, ca) = spawn(run_kube_server, data_dir, True)

@@ -35,6 +35,7 @@ None means "nothing acceptable" and the caller writes indented JSON (``WriteRawJ
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -164,6 +165,14 @@ def negotiate_output(accept: str | None, *, tables: bool = True,
 
     ``tables`` says whether the endpoint converts to Tables; ``encoded`` are the media types
     with an encoder (the codec seam); ``standard`` those allowed without a conversion."""
+    return _negotiated(accept, tables, encoded, standard)
+
+
+@functools.lru_cache(maxsize=512)
+def _negotiated(accept: str | None, tables: bool, encoded: tuple[str, ...],
+                standard: tuple[str, ...] | None) -> MediaTypeOptions:
+    """:func:`negotiate_output`'s answer, kept per arguments: a client sends the same ``Accept``
+    on every request (client-go's is two ranges to parse and rank); a 406 is raised anew."""
     if accept is None or not accept.strip():
         return MediaTypeOptions(encoded[0])
     for clause in accept_clauses(accept):

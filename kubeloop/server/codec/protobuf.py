@@ -53,12 +53,13 @@ import binascii
 import functools
 import struct
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
 
-from kubeloop.server.codec import gotext, protobuf_library, protobuf_writer
+from kubeloop.server.codec import gotext, protobuf_library, protobuf_memo, protobuf_writer
+from kubeloop.server.codec.protobuf_memo import memo_reader, memoized
 from kubeloop.server.kinds import wire
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -384,7 +385,7 @@ def _map_decoder(field: _Field) -> FieldDecoder:
 class _Message:
     """One message's compiled reader."""
 
-    __slots__ = ("by_number", "by_tag", "decode", "decoders", "fields", "go_name", "name", "special")
+    __slots__ = ("by_number", "by_tag", "decode", "decoders", "fields", "go_name", "name", "read", "special")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -401,6 +402,8 @@ class _Message:
         if self.special:
             special_decoder = _SPECIAL_DECODERS[self.special]
             self.decode = lambda data, position, end: special_decoder(self, data, position, end)
+        # ``read`` reads without the memo: a top-level object's metadata makes every body new.
+        self.read: Callable[[bytes, int, int], Any] = self.decode
 
     def compile(self) -> None:
         entries = sorted(wire.messages()[self.name]["fields"], key=lambda entry: entry["n"])
@@ -417,7 +420,12 @@ class _Message:
                 self.by_tag[field.number << 3 | 2] = field
                 self.decoders[field.number << 3 | 2] = _packed_decoder(field)
         if not self.special:
-            self.decode = _GENERATOR.reader(self)
+            self.read = _GENERATOR.reader(self)
+            self.decode = self.read
+            if memoized(self.name):
+                # Nested occurrences (what generated readers and field closures call) go
+                # through a memo by their bytes (kubeloop.server.codec.protobuf_memo).
+                self.decode = memo_reader(self.read)
 
     def resume(self, out: Obj, key: int, data: bytes, position: int, end: int) -> Obj:
         """Reads the rest of a message whose fields came out of number order (or unknown, or
@@ -774,12 +782,7 @@ def _write_message(obj: Mapping[str, Any], api_version: str, kind: str, *, cache
         return _CACHE.message(name, obj) if cached else protobuf_writer.encode_message(obj, name)
     number, item_name = items
     head = protobuf_writer.encode_message({k: v for k, v in obj.items() if k != "items"}, name)
-    tag = protobuf_writer.varint(number << 3 | 2)
-    parts = [head]
-    for item in obj.get("items") or ():
-        data = _CACHE.message(item_name, item)
-        parts.append(tag + protobuf_writer.varint(len(data)) + data)
-    return b"".join(parts)
+    return b"".join(_CACHE.items(head, protobuf_writer.varint(number << 3 | 2), item_name, obj.get("items") or ()))
 
 
 @functools.cache
@@ -821,13 +824,38 @@ class _MessageCache:
         if found is not None:
             entries.move_to_end(key)
             return found
-        data = write(obj, name)
+        return self._store(key, write(obj, name))
+
+    def _store(self, key: tuple[str, bytes], data: bytes) -> bytes:
+        entries = self._entries
         entries[key] = data
         self._size += len(key[1]) + len(data)
         while self._size > self._limit and entries:
             (_, text), old = entries.popitem(last=False)
             self._size -= len(text) + len(old)
         return data
+
+    def items(self, head: bytes, tag: bytes, name: str, objs: Iterable[Mapping[str, Any]]) -> list[bytes]:
+        """The parts of a list's message: ``head``, then each item's ``tag``, length and message
+        ``name`` (as :meth:`message` gives it), in one loop: a list's items are its cost."""
+        parts = [head]
+        entries = self._entries
+        dumps = orjson.dumps
+        varint = protobuf_writer.varint
+        for obj in objs:
+            try:
+                key = (name, dumps(obj))
+            except TypeError:
+                data = protobuf_writer.encode_message(obj, name)
+            else:
+                found = entries.get(key)
+                if found is None:
+                    data = self._store(key, protobuf_writer.encode_message(obj, name))
+                else:
+                    entries.move_to_end(key)
+                    data = found
+            parts += (tag, varint(len(data)), data)
+        return parts
 
     def clear(self) -> None:
         self._entries.clear()
@@ -839,8 +867,10 @@ _CACHE = _MessageCache(32 << 20)
 
 
 def clear_cache() -> None:
-    """Forget the recently written messages (for measurements of the first write)."""
+    """Forget the recently written messages and the nested messages' memos (for measurements
+    of the first write or read)."""
     _CACHE.clear()
+    protobuf_memo.clear()
 
 
 def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
@@ -850,7 +880,7 @@ def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
     if name is None:
         raise ValueError(f"no protobuf message for {api_version} {kind}")
     try:
-        decoded: Obj = _message(name).decode(data, 0, len(data))
+        decoded: Obj = _message(name).read(data, 0, len(data))
     except _GoError as error:
         raise ProtobufError(str(error), str(error), api_version, kind) from None
     return decoded
@@ -871,10 +901,29 @@ def encode(obj: Mapping[str, Any]) -> bytes:
 def _write_body(obj: Mapping[str, Any], _: str) -> bytes:
     api_version = str(obj.get("apiVersion") or "")
     kind = str(obj.get("kind") or "")
-    raw = _write_message(obj, api_version, kind, cached=False)
+    name = wire.message_name(api_version, kind)
+    if name is None or _list_items(name) is not None:
+        raw = _write_message(obj, api_version, kind, cached=False)
+        return _envelope_head(api_version, kind) + protobuf_writer.varint(len(raw)) + raw + _ENVELOPE_TAIL
+    # The object's message written in place after the envelope's head, its length put in front
+    # of it afterwards: the bytes are copied once, not once per enclosing field.
+    out = bytearray(_envelope_head(api_version, kind))
+    start = len(out)
+    protobuf_writer.writer(name)(obj, out)
+    out[start:start] = protobuf_writer.varint(len(out) - start)
+    out += _ENVELOPE_TAIL
+    return bytes(out)
+
+
+_ENVELOPE_TAIL = b"\x1a\x00\x22\x00"
+"""contentEncoding (3) and contentType (4): empty, and Go writes them anyway."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _envelope_head(api_version: str, kind: str) -> bytes:
+    """The magic, the envelope's typeMeta and the tag of its ``raw`` (whose length follows)."""
     type_meta = _length_delimited(1, api_version.encode()) + _length_delimited(2, kind.encode())
-    # contentEncoding (3) and contentType (4) are empty, and Go writes them anyway.
-    return MAGIC + _length_delimited(1, type_meta) + _length_delimited(2, raw) + b"\x1a\x00\x22\x00"
+    return MAGIC + _length_delimited(1, type_meta) + b"\x12"
 
 
 def encode_watch_event(event_type: str, obj: Mapping[str, Any]) -> bytes:
@@ -956,7 +1005,7 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
                      '"pkg/api/legacyscheme/scheme.go:30"', body, into_kind, api_version, kind)
     obj: Obj = {"kind": kind, "apiVersion": api_version}
     try:
-        obj.update(_message(name).decode(body, raw_start, raw_stop))
+        obj.update(_message(name).read(body, raw_start, raw_stop))
     except _GoError as error:
         raise _error(str(error), body, into_kind, api_version, kind) from None
     except RecursionError:

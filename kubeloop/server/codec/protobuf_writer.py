@@ -20,6 +20,9 @@ inline-embedded structs written from the same dict, kube's special types
 empty message, ``Quantity`` text, ``IntOrString``, ``Duration`` nanoseconds, raw JSON,
 named-slice wrappers and the ``JSONSchemaProps*Or*`` unions).
 
+Nested messages worth it are written through a memo by their JSON text
+(:mod:`~kubeloop.server.codec.protobuf_memo`): a pod template's spec is written once for all its pods.
+
 Why generated code: the library path spent most of its time in Python building the constructor
 arguments and in the library building messages from them (docs/decisions.md, ``bench/protobuf.py``).
 """
@@ -36,6 +39,7 @@ import orjson
 
 from kubeloop.server.codec import gotext
 from kubeloop.server.codec.protobuf_library import SPECIAL
+from kubeloop.server.codec.protobuf_memo import memo_writer, memoized
 from kubeloop.server.kinds import wire
 
 Writer = Callable[[Any, bytearray], None]
@@ -230,6 +234,8 @@ class _Generator:
             self.namespace[var] = _SPECIAL_WRITERS[special](name)
             self.zeros[name] = _SPECIAL_ZEROS[special]
             return var
+        if memoized(name):
+            self.namespace["m" + var] = memo_writer(lambda: self.namespace[var], varint)
         fields = sorted(wire.messages()[name]["fields"], key=lambda entry: entry["n"])
         for entry in fields:
             if entry["t"] not in _SCALARS:
@@ -309,6 +315,8 @@ class _Generator:
             lines += [f"out += _pack_f(float({value}))"]
         elif _special(type_name) in _DELIMITED_SPECIALS:
             lines += [f"out += {self.names[type_name]}({value})"]
+        elif memoized(type_name):
+            lines += [f"out += m{self.names[type_name]}({value})"]
         else:
             lines += ["s = len(out)", f"{self.names[type_name]}({value}, out)", *_length("")]
         return [indent + line for line in lines]

@@ -52,10 +52,35 @@ def json_object_size(frame: bytes) -> int:
 def protobuf_object_size(frame: bytes) -> int:
     """Bytes of the object in a protobuf frame: the ``raw`` of the event's RawExtension
     (``WatchEvent`` field 2, whose field 1 holds the encoded object)."""
+    # As the codec writes a frame: length, type (field 1, a short string), then field 2 and its
+    # field 1, each a tag and a varint length; read directly, anything else field by field.
+    at = 6 + frame[5] if len(frame) > 6 and frame[4] == 0x0A and frame[5] < 0x80 else 0
+    if at and frame[at:at + 1] == b"\x12":
+        at = _skip_varint(frame, at + 1)
+        if 0 < at < len(frame) and frame[at] == 0x0A:
+            size, stop = _varint_at(frame, at + 1)
+            if stop + size == len(frame):
+                return size
     try:
         return len(message_fields(message_fields(frame[4:]).get(2, b"")).get(1, b""))
     except ValueError:
         return len(frame)
+
+
+def _varint_at(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while at < len(data) and shift < 64:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
+    return -1, -1
+
+
+def _skip_varint(data: bytes, at: int) -> int:
+    return _varint_at(data, at)[1]
 
 
 JSON_FRAMING = WatchFraming(JSON, "", json_event, json_object_size)

@@ -131,6 +131,13 @@ def test_watch_framings_measure_their_objects() -> None:
     frame = PROTOBUF_FRAMING.frame("MODIFIED", obj)
     assert protobuf.decode_watch_frames(frame) == [("MODIFIED", obj)]
     assert PROTOBUF_FRAMING.object_size(frame) == len(protobuf.encode(obj))
+    # Lengths of two and three varint bytes, and a frame in another field layout.
+    for size in (300, 20_000):
+        large = {**obj, "data": {"k": "v" * size}}
+        assert PROTOBUF_FRAMING.object_size(PROTOBUF_FRAMING.frame("ADDED", large)) == len(protobuf.encode(large))
+    body = protobuf.encode(obj)
+    reordered = b"\x12" + bytes([len(body) + 2, 0x0A, len(body)]) + body + b"\x0a\x05ADDED"
+    assert PROTOBUF_FRAMING.object_size(len(reordered).to_bytes(4, "big") + reordered) == len(body)
     line = JSON_FRAMING.frame("MODIFIED", obj)
     assert JSON_FRAMING.object_size(line) == len(orjson.dumps(obj))
     assert framing_for(PB) is PROTOBUF_FRAMING and framing_for(JSON) is JSON_FRAMING
