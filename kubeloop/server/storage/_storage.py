@@ -16,9 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from kubeloop.server.nesting import MAX_STORED_DEPTH, ORJSON_MAX_DEPTH, encodes_within
+from kubeloop.server.nesting import MAX_STORED_DEPTH, encode_within, encodes_within
 from kubeloop.server.storage._collection import Collection
 from kubeloop.server.storage._model import (
     ADDED,
@@ -274,7 +272,7 @@ class Storage:
         if log is None:
             body: bytes | None = b"" if encodes_within(stored, MAX_STORED_DEPTH) else None
         else:
-            body = _encoded_within_stored_depth(stored)
+            body = encode_within(stored, MAX_STORED_DEPTH)
         if body is None:
             raise StorageError(f"object is not JSON-serialisable within {MAX_STORED_DEPTH} levels of nesting")
         if log is not None:
@@ -296,24 +294,6 @@ class Storage:
     def _check_open(self) -> None:
         if self._closed:
             raise StorageError("storage is closed")
-
-
-_STORED_WRAPPING = ORJSON_MAX_DEPTH - MAX_STORED_DEPTH
-
-
-def _encoded_within_stored_depth(stored: dict[str, Any]) -> bytes | None:
-    """``stored`` as JSON, or None when it nests deeper than :data:`MAX_STORED_DEPTH` (or cannot
-    be encoded): the depth check of :func:`~kubeloop.server.nesting.encodes_within` and the change
-    log's encoding in one ``orjson.dumps``, since the wrapped document's bytes are the document's
-    between the wrapping brackets (compact JSON has no whitespace to strip)."""
-    wrapped: Any = stored
-    for _ in range(_STORED_WRAPPING):
-        wrapped = [wrapped]
-    try:
-        encoded = orjson.dumps(wrapped)
-    except orjson.JSONEncodeError:
-        return None
-    return encoded[_STORED_WRAPPING:-_STORED_WRAPPING]
 
 
 def _at_revision(obj: dict[str, Any], rv: int) -> dict[str, Any]:
