@@ -234,6 +234,16 @@ class Storage:
         self._check_open()
         return self._window(rt).watch(namespace, from_rv)
 
+    def last_change(self, rt: ResourceType) -> int:
+        """A number that differs after every create, update or delete of ``rt``: the revision of
+        its newest change in the watch window (the window's floor when it holds none yet, 0 for a
+        type never written). Callers key what they derive from a type's objects on it."""
+        window = self._windows.get(rt)
+        if window is None:
+            return 0
+        events = window.events
+        return events[-1].rv if events else window.floor
+
     def oldest_watchable(self, rt: ResourceType) -> int:
         """The smallest ``from_rv`` that ``watch(rt, ...)`` accepts now."""
         window = self._windows.get(rt)
