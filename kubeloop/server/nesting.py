@@ -88,11 +88,63 @@ def encodes_within(document: Any, limit: int) -> bool:
     arrays makes it refuse exactly the documents deeper than ``limit``. About a tenth of the cost
     of :func:`depth_exceeds`, for the store's check on every write.
     """
-    wrapped: Any = document
-    for _ in range(ORJSON_MAX_DEPTH - limit):
-        wrapped = [wrapped]
+    return encode_within(document, limit) is not None
+
+
+def encode_within(document: Any, limit: int) -> bytes | None:
+    """``document`` as compact JSON, or None when it nests deeper than ``limit`` containers
+    (``limit`` <= 254) or cannot be encoded: :func:`encodes_within`'s check and the encoding in
+    one ``orjson.dumps``, since the wrapped document's bytes are the document's between the
+    wrapping brackets (compact JSON has no whitespace to strip).
+
+    The wrapping arrays are built once and reused (:class:`_Wrapping`): building 54 to 154
+    one-element lists per call cost more than encoding a pod.
+    """
+    wraps = ORJSON_MAX_DEPTH - limit
+    if wraps <= 0:
+        try:
+            return orjson.dumps(document)
+        except orjson.JSONEncodeError:
+            return None
+    pool = _WRAPPINGS.get(wraps)
+    if pool is None:
+        pool = _WRAPPINGS.setdefault(wraps, [])
+    # list.pop and list.append are atomic: a thread encoding at the same time takes (or builds)
+    # another wrapping, never this one while its innermost slot holds our document.
+    wrapping = pool.pop() if pool else _Wrapping(wraps)
+    inner = wrapping.inner
+    inner[0] = document
     try:
-        orjson.dumps(wrapped)
+        encoded = orjson.dumps(wrapping.outer)
     except orjson.JSONEncodeError:
-        return False
-    return True
+        return None
+    finally:
+        inner[0] = None
+        pool.append(wrapping)
+    return encoded[wraps:-wraps]
+
+
+class _Wrapping:
+    """``wraps`` nested one-element arrays: ``outer`` holds ... holds ``inner``, whose one slot
+    takes the document being measured (``None`` between uses)."""
+
+    __slots__ = ("inner", "outer")
+
+    def __init__(self, wraps: int) -> None:
+        self.inner: list[Any] = [None]
+        outer = self.inner
+        for _ in range(wraps - 1):
+            outer = [outer]
+        self.outer = outer
+
+
+_WRAPPINGS: dict[int, list[_Wrapping]] = {}
+"""Idle wrappings by depth (one per depth unless threads encode at once)."""
+
+
+def raw_json_within(raw: bytes, limit: int) -> bool:
+    """Whether the JSON text ``raw`` surely nests at most ``limit`` containers: it opens no more
+    than ``limit`` objects and arrays in all (brackets inside strings count too, so this can only
+    overestimate). Counting two byte values costs a fraction of re-encoding the decoded body
+    (:func:`encodes_within`), and nearly every body passes; a False answer is not a refusal."""
+    return raw.count(b"{") + raw.count(b"[") <= limit

@@ -170,8 +170,11 @@ def create_steps(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: bool
     if info.namespaced:
         check_open_for_create(info, obj, namespace,
                               state.storage.get(state.namespace_info().resource_type, "", namespace))
+    service_account: Any = podplugins.LOOK_UP
     if info.group == "" and info.resource == "pods":
-        admit_pod_service_account(obj, namespace, state.storage.get)
+        # The account found here is the one the token mount below needs (nothing in between
+        # changes the pod's account name or the store).
+        service_account = admit_pod_service_account(obj, namespace, state.storage.get)
     generated = False
     if not meta.get("name") and meta.get("generateName"):
         # As upstream's RetryGenerateName (on by default since 1.31): a generated name that is
@@ -200,7 +203,7 @@ def create_steps(state: ServerState, info: ResourceInfo, obj: Obj, dry_run: bool
         recorded.append(record_update(None, seen, shape_of(info), manager, state.now_text(),
                                       base=_requested_entries(seen)) if manager is not None else [])
 
-    errors = default_create(info, obj, podplugins.create_mutation(state, info),
+    errors = default_create(info, obj, podplugins.create_mutation(state, info, service_account),
                             defaulted=None if manager is None else record)
 
     def again(changed: Obj) -> None:

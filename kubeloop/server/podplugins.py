@@ -9,6 +9,10 @@ writes (``/status``, ``/binding``) run none, as upstream's plugins ignore subres
 
 ServiceAccounts and PriorityClasses are read through the store only when their kinds are
 served; a missing ServiceAccount is not refused here (see :mod:`.admission.serviceaccount`).
+A create passes in the ServiceAccount its earlier existence check found
+(:mod:`kubeloop.server.serviceaccount_admission`), and the ``globalDefault`` PriorityClass is
+chosen once per change of the PriorityClasses (memoised in :attr:`ServerState.derived`), not
+by listing them on every pod create.
 """
 
 from __future__ import annotations
@@ -28,6 +32,14 @@ Obj = dict[str, Any]
 Mutation = Callable[[Obj], None]
 
 _SCHEDULING_GROUP = "scheduling.k8s.io"
+_DEFAULT_CLASS_KEY = "podplugins.default_priority_class"
+
+
+class _LookUp:
+    """The ServiceAccount is not known yet: :func:`mutate_new_pod` looks it up."""
+
+
+LOOK_UP = _LookUp()
 
 
 def _is_pod(info: ResourceInfo) -> bool:
@@ -51,10 +63,22 @@ def _priority_class(state: ServerState, name: str) -> Mapping[str, Any] | None:
 
 
 def _default_priority_class(state: ServerState) -> Mapping[str, Any] | None:
-    """The ``globalDefault`` class with the lowest value, as upstream picks among several."""
+    """:func:`_choose_default_class`, recomputed only after the PriorityClasses changed."""
     info = _priority_class_info(state)
     if info is None:
         return None
+    version = state.storage.last_change(info.resource_type)
+    memo = state.derived.get(_DEFAULT_CLASS_KEY)
+    if memo is not None and memo[0] == version:
+        chosen: Mapping[str, Any] | None = memo[1]
+        return chosen
+    chosen = _choose_default_class(state, info)
+    state.derived[_DEFAULT_CLASS_KEY] = (version, chosen)
+    return chosen
+
+
+def _choose_default_class(state: ServerState, info: ResourceInfo) -> Mapping[str, Any] | None:
+    """The ``globalDefault`` class with the lowest value, as upstream picks among several."""
     items, _, _ = state.storage.list(info.resource_type, None)
     chosen: Mapping[str, Any] | None = None
     for item in items:
@@ -70,12 +94,22 @@ def _new_suffix() -> str:
     return generate_name("")
 
 
-def mutate_new_pod(state: ServerState, pod: Obj) -> None:
-    """ServiceAccount, Priority and DefaultTolerationSeconds on a new, defaulted pod (in place)."""
-    meta = pod.get("metadata")
-    namespace = meta.get("namespace") if isinstance(meta, dict) else None
-    account_name = default_service_account_name(pod)
-    account = _service_account(state, namespace if isinstance(namespace, str) else "", account_name)
+def mutate_new_pod(state: ServerState, pod: Obj,
+                   service_account: Mapping[str, Any] | _LookUp | None = LOOK_UP) -> None:
+    """ServiceAccount, Priority and DefaultTolerationSeconds on a new, defaulted pod (in place).
+
+    ``service_account``: the pod's ServiceAccount as its create already found it (None for a
+    pod that names none), or :data:`LOOK_UP` to default the name and read it here.
+    """
+    if isinstance(service_account, _LookUp):
+        meta = pod.get("metadata")
+        namespace = meta.get("namespace") if isinstance(meta, dict) else None
+        account_name = default_service_account_name(pod)
+        account = _service_account(state, namespace if isinstance(namespace, str) else "", account_name)
+    elif service_account is not None and state.registry.lookup("", "v1", "serviceaccounts") is not None:
+        account = service_account
+    else:
+        account = None
     admit_service_account(pod, account, _new_suffix)
     admit_priority_create(pod, partial(_priority_class, state), _default_priority_class(state))
     add_default_tolerations(pod)
@@ -87,9 +121,11 @@ def mutate_updated_pod(new: Obj, old: Obj) -> None:
     add_default_tolerations(new)
 
 
-def create_mutation(state: ServerState, info: ResourceInfo) -> Mutation | None:
-    """The admission plugins' mutation of a new object of ``info``'s kind, if any."""
-    return partial(mutate_new_pod, state) if _is_pod(info) else None
+def create_mutation(state: ServerState, info: ResourceInfo,
+                    service_account: Mapping[str, Any] | _LookUp | None = LOOK_UP) -> Mutation | None:
+    """The admission plugins' mutation of a new object of ``info``'s kind, if any; for a pod,
+    ``service_account`` as :func:`mutate_new_pod` takes it."""
+    return partial(mutate_new_pod, state, service_account=service_account) if _is_pod(info) else None
 
 
 def update_mutation(info: ResourceInfo, old: Obj) -> Mutation | None:

@@ -23,7 +23,7 @@ from kubeloop.api.status import (
     unsupported_media_type_error,
 )
 from kubeloop.server.codec.bodies import decode_protobuf_body
-from kubeloop.server.nesting import MAX_DEPTH, encodes_within, object_too_deep
+from kubeloop.server.nesting import MAX_DEPTH, encodes_within, object_too_deep, raw_json_within
 from kubeloop.server.yaml_body import YamlBodyError, load_yaml
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -125,7 +125,8 @@ def decode_json(raw: bytes) -> Any:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise bad_request_error(f"error decoding body: {exc}") from None
-    return _bounded(doc, "error decoding body")
+    # A text opening at most MAX_DEPTH containers cannot nest deeper (most bodies): not re-encoded.
+    return doc if raw_json_within(raw, MAX_DEPTH) else _bounded(doc, "error decoding body")
 
 
 def decode_yaml(raw: bytes) -> Any:

@@ -26,8 +26,10 @@ Lookup = Callable[[ResourceType, str, str], Mapping[str, Any] | None]
 SERVICE_ACCOUNTS = ResourceType("", "serviceaccounts")
 
 
-def admit_pod_service_account(pod: Obj, namespace: str, lookup: Lookup) -> None:
-    """Default ``pod``'s service account in place and check that it exists (403 if not).
+def admit_pod_service_account(pod: Obj, namespace: str, lookup: Lookup) -> Mapping[str, Any] | None:
+    """Default ``pod``'s service account in place and check that it exists (403 if not); returns
+    the ServiceAccount (None for a pod that names none: a mirror pod), so that the token mount
+    does not look it up again.
 
     Runs before the name is generated, so a refusal names the pod as upstream's admission does
     (its ``generateName`` when it has no name yet); the token volume is mounted later, with the
@@ -35,8 +37,10 @@ def admit_pod_service_account(pod: Obj, namespace: str, lookup: Lookup) -> None:
     """
     account = default_service_account_name(pod)
     if not account:
-        return
-    if lookup(SERVICE_ACCOUNTS, namespace, account) is None:
+        return None
+    found = lookup(SERVICE_ACCOUNTS, namespace, account)
+    if found is None:
         raise forbidden_error("pods", "", admission_name(pod),
                               f"error looking up service account {namespace}/{account}: "
                               f"serviceaccount {go_quote(account)} not found")
+    return found

@@ -57,6 +57,11 @@ class ServerState:
     """The admission webhooks' dispatcher (:class:`kubeloop.server.webhook_admission.WebhookAdmission`),
     set by ``build_app``; None: writes call no webhook."""
 
+    derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    """Facts derived from stored objects, memoised per server by the modules that compute them,
+    each under its own key and together with what it was derived from (for example
+    :meth:`Storage.last_change`), so a stale entry is recomputed rather than served."""
+
     _time_cache: tuple[int, str] = field(default=(-1, ""), init=False, repr=False)
 
     def now_text(self) -> str:

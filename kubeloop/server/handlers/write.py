@@ -40,9 +40,10 @@ async def handle_create(state: ServerState, request: web.Request, target: Target
     dry_run = is_dry_run(request)
     obj = require_object(decode_body(raw, request, target))
     check_type(info, obj)
-    metadata_of(obj)
-    warnings = decode_typed(info, obj, request)
+    # Checked before typed decoding, which keeps this dict (a struct is decoded in place and
+    # never dropped) and its string fields as they are.
     meta = metadata_of(obj)
+    warnings = decode_typed(info, obj, request)
     if meta.get("resourceVersion"):
         raise bad_request_error("resourceVersion should not be set on objects to be created")
     apply_namespace(target, meta)

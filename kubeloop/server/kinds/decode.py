@@ -49,7 +49,7 @@ class _Node:
     """A compiled type: ``kind`` is one of ``struct``, ``list``, ``map``, ``string``, ``int32``,
     ``int64``, ``float64``, ``bool``, ``intstr``, ``quantity``, ``time``, ``any``."""
 
-    __slots__ = ("bounds", "fields", "go_type", "item", "kind", "plain", "required", "struct_name")
+    __slots__ = ("bounds", "fields", "go_type", "item", "kind", "plain", "plain_fields", "required", "struct_name")
 
     def __init__(self, kind: str, go_type: str) -> None:
         self.kind = kind
@@ -62,6 +62,11 @@ class _Node:
         """The Python type a value of this kind is taken as it is, without a call (a string for
         strings, quantities and int-or-strings; ``int`` only within :attr:`bounds`)."""
         self.bounds: tuple[int, int] = _INT32 if kind == "int32" else _INT64
+        self.plain_fields: dict[str, type] = {}
+        """Of a struct, the fields whose values are taken as they are when of this type (strings,
+        booleans, quantities and int-or-strings given as text): one lookup per such field, the
+        common case, instead of the general loop's tests. Integers are not here (their range is
+        checked)."""
 
 
 class _Compiler:
@@ -91,6 +96,8 @@ class _Compiler:
         self._structs[name] = node
         node.required = frozenset(schema.get("required") or ())
         node.fields = {field: self.node(prop) for field, prop in properties.items()}
+        node.plain_fields = {field: child.plain for field, child in node.fields.items()
+                             if child.plain is not None and child.plain is not int}
         return node
 
     def _plain(self, schema: Mapping[str, Any], go_type: str) -> _Node:
@@ -208,10 +215,15 @@ def _decode_struct(node: _Node, value: Any, struct: str, walk: _Walk) -> Any:
     if type(value) is not dict:
         raise _type_error(value, struct, walk, node.go_type)
     fields = node.fields
+    plain_fields = node.plain_fields
     name = node.struct_name
     stack = walk.stack
     drop: list[str] | None = None
     for key, item in value.items():
+        if type(item) is plain_fields.get(key):
+            # A declared string or boolean field holding one (``type()`` is never None, so an
+            # unknown key never passes here).
+            continue
         field = fields.get(key)
         if field is None:
             if walk.collect_unknown:

@@ -16,9 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from kubeloop.server.nesting import MAX_STORED_DEPTH, ORJSON_MAX_DEPTH, encodes_within
+from kubeloop.server.nesting import MAX_STORED_DEPTH, encode_within, encodes_within
 from kubeloop.server.storage._collection import Collection
 from kubeloop.server.storage._model import (
     ADDED,
@@ -236,6 +234,16 @@ class Storage:
         self._check_open()
         return self._window(rt).watch(namespace, from_rv)
 
+    def last_change(self, rt: ResourceType) -> int:
+        """A number that differs after every create, update or delete of ``rt``: the revision of
+        its newest change in the watch window (the window's floor when it holds none yet, 0 for a
+        type never written). Callers key what they derive from a type's objects on it."""
+        window = self._windows.get(rt)
+        if window is None:
+            return 0
+        events = window.events
+        return events[-1].rv if events else window.floor
+
     def oldest_watchable(self, rt: ResourceType) -> int:
         """The smallest ``from_rv`` that ``watch(rt, ...)`` accepts now."""
         window = self._windows.get(rt)
@@ -274,7 +282,7 @@ class Storage:
         if log is None:
             body: bytes | None = b"" if encodes_within(stored, MAX_STORED_DEPTH) else None
         else:
-            body = _encoded_within_stored_depth(stored)
+            body = encode_within(stored, MAX_STORED_DEPTH)
         if body is None:
             raise StorageError(f"object is not JSON-serialisable within {MAX_STORED_DEPTH} levels of nesting")
         if log is not None:
@@ -296,24 +304,6 @@ class Storage:
     def _check_open(self) -> None:
         if self._closed:
             raise StorageError("storage is closed")
-
-
-_STORED_WRAPPING = ORJSON_MAX_DEPTH - MAX_STORED_DEPTH
-
-
-def _encoded_within_stored_depth(stored: dict[str, Any]) -> bytes | None:
-    """``stored`` as JSON, or None when it nests deeper than :data:`MAX_STORED_DEPTH` (or cannot
-    be encoded): the depth check of :func:`~kubeloop.server.nesting.encodes_within` and the change
-    log's encoding in one ``orjson.dumps``, since the wrapped document's bytes are the document's
-    between the wrapping brackets (compact JSON has no whitespace to strip)."""
-    wrapped: Any = stored
-    for _ in range(_STORED_WRAPPING):
-        wrapped = [wrapped]
-    try:
-        encoded = orjson.dumps(wrapped)
-    except orjson.JSONEncodeError:
-        return None
-    return encoded[_STORED_WRAPPING:-_STORED_WRAPPING]
 
 
 def _at_revision(obj: dict[str, Any], rv: int) -> dict[str, Any]:

@@ -13,8 +13,10 @@ from kubeloop.server.nesting import (
     MAX_DEPTH,
     ORJSON_MAX_DEPTH,
     depth_exceeds,
+    encode_within,
     encodes_within,
     object_too_deep,
+    raw_json_within,
 )
 from kubeloop.server.requests import decode_document
 from kubeloop.server.yaml_body import YamlBodyError, allowed_alias_ratio, excessive_aliasing, load_yaml
@@ -46,6 +48,35 @@ def test_encodes_within_agrees_with_depth_exceeds(depth: int) -> None:
     orjson.dumps(nested(ORJSON_MAX_DEPTH))
     with pytest.raises(orjson.JSONEncodeError):
         orjson.dumps(nested(ORJSON_MAX_DEPTH + 1))
+
+
+@pytest.mark.parametrize("limit", [1, 54, 100, 200, ORJSON_MAX_DEPTH])
+def test_encode_within_gives_the_documents_bytes_or_none(limit: int) -> None:
+    for depth in (limit - 1, limit, limit + 1):
+        document = {"a": [1, "x", None, 2.5], "b": nested(depth)} if depth > 1 else [1, 2]
+        fits = not depth_exceeds(document, limit)
+        # Twice: the second call reuses the wrapping the first put back.
+        for _ in range(2):
+            assert encode_within(document, limit) == (orjson.dumps(document) if fits else None)
+            assert encodes_within(document, limit) is fits
+
+
+def test_encode_within_leaves_no_document_behind_after_a_failure() -> None:
+    assert encode_within({"n": 2**70}, 200) is None  # beyond 64 bits: orjson cannot encode it
+    assert encode_within(nested(201), 200) is None
+    assert encode_within({"fine": True}, 200) == b'{"fine":true}'
+
+
+@pytest.mark.parametrize("document", [
+    {}, [], {"a": "{[{["}, nested(MAX_DEPTH), nested(MAX_DEPTH + 1), [[]] * 60, {"k": [{"x": [1]}] * 40},
+])
+def test_raw_json_within_never_passes_a_deeper_text(document: Any) -> None:
+    raw = orjson.dumps(document)
+    if raw_json_within(raw, MAX_DEPTH):
+        assert not depth_exceeds(document, MAX_DEPTH)
+    # Brackets in strings only make it cautious; a text with few containers passes.
+    assert raw_json_within(b'{"a":"{[{["}', 5) is True
+    assert raw_json_within(b'{"a":"{[{["}', 4) is False
 
 
 def _message(raw: bytes, content_type: str) -> str:
