@@ -15,6 +15,7 @@ from kubeloop.client import ApiClient, Resource
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 from kubeloop.runtime.informers.informer import SharedIndexInformer, wait_for_cache_sync
 from kubeloop.runtime.informers.listwatch import ListPage
+from kubeloop.runtime.informers.reflector import Transform
 from kubeloop.runtime.informers.store import IndexFunc
 
 Obj = dict[str, Any]
@@ -100,13 +101,19 @@ class SharedInformerFactory:
         clock: Clock = REAL_CLOCK,
         detect_mutations: bool | None = None,
         lister_watcher: Callable[..., Any] = ClientListerWatcher,
+        transform: Transform | None = None,
+        share_subtrees: bool = True,
     ) -> None:
+        """``transform`` and ``share_subtrees`` apply to every informer made here (see
+        :class:`SharedIndexInformer`)."""
         self.client = client
         self.resync_period = resync_period
         self.namespace = namespace
         self._clock = clock
         self._detect_mutations = detect_mutations
         self._lister_watcher = lister_watcher
+        self._transform = transform
+        self._share_subtrees = share_subtrees
         self._informers: dict[InformerKey, SharedIndexInformer] = {}
         self._started: set[InformerKey] = set()
 
@@ -140,6 +147,8 @@ class SharedInformerFactory:
                 indexers=indexers,
                 clock=self._clock,
                 detect_mutations=self._detect_mutations,
+                transform=self._transform,
+                share_subtrees=self._share_subtrees,
             )
             self._informers[key] = informer
         elif indexers:
