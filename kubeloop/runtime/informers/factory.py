@@ -11,9 +11,12 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.client import ApiClient, Resource
+import orjson
+
+from kubeloop.client import ApiClient, ApiException, Resource
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 from kubeloop.runtime.informers.informer import SharedIndexInformer, wait_for_cache_sync
+from kubeloop.runtime.informers.listdecode import decode_list
 from kubeloop.runtime.informers.listwatch import ListPage
 from kubeloop.runtime.informers.reflector import Transform
 from kubeloop.runtime.informers.store import IndexFunc
@@ -57,10 +60,15 @@ class ClientListerWatcher:
         if limit:
             query.append(("limit", str(limit)))
         path = resource.path(self._namespace if resource.namespaced else None)
-        page = await self._client.request_json("GET", path, query=query)
-        meta = page.get("metadata") or {}
-        return ListPage(list(page.get("items") or []), str(meta.get("resourceVersion") or ""),
-                        str(meta.get("continue") or "") or None)
+        body = await self._client.request("GET", path, query=query)
+        try:
+            # Items are decoded one by one as the reflector takes them (see listdecode).
+            page = decode_list(body)
+        except (orjson.JSONDecodeError, ValueError) as exc:
+            raise ApiException(code=500, reason="InternalError",
+                               message=f"GET {path}: the server sent an invalid list: {exc}") from exc
+        meta = page.envelope.get("metadata") or {}
+        return ListPage(page, str(meta.get("resourceVersion") or ""), str(meta.get("continue") or "") or None)
 
     async def watch(
         self, *, resource_version: str, timeout_seconds: int | None, allow_bookmarks: bool

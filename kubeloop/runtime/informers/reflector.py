@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from kubeloop.api.errorstatus import status_code
@@ -181,7 +181,7 @@ class Reflector:
             token = page.continue_token
         return items, list_rv
 
-    def _take(self, objects: list[Obj]) -> list[Obj]:
+    def _take(self, objects: Iterable[Obj]) -> list[Obj]:
         transform = self.transform
         return list(objects) if transform is None else [transform(obj) for obj in objects]
 
