@@ -17,8 +17,8 @@ Every object is rebuilt on arrival, before it is cached: first by the informer's
 if one is set (client-go's ``SetTransform``; none by default, so objects are exactly what the
 server sent; :func:`strip_managed_fields` is the usual one), then by a
 :class:`~kubeloop.runtime.informers.sharing.SubtreeSharer` that makes parts equal to the previous
-version's (or the previous object's) the same objects, which cuts the cache's memory by about
-half or more (bench/README.md, "Informer sync"). The result stays a plain dict equal to what
+version's (or the previous object's) the same objects, which cuts the cache's memory to about a
+third (bench/README.md, "Cache size against the raw JSON"). The result stays a plain dict equal to what
 was sent; ``share_subtrees=False`` turns the sharing off. Shared parts are why the cache must
 never be mutated in place: one change would show through several objects.
 """

@@ -14,9 +14,9 @@ client-go's rules:
 - Failed rounds back off exponentially (0.8 s doubling to 30 s, jittered, reset after 2 min
   of good behaviour).
 - An optional ``transform`` rebuilds every listed and watched object as it arrives (client-go's
-  ``TransformFunc``, applied in the reflector's store). List pages go through it one page at a
-  time, so the decoded page can be freed before the next one is fetched: a long list never holds
-  both its raw dicts and the transformed ones. Bookmarks and errors are not transformed.
+  ``TransformFunc``, applied in the reflector's store). List pages go through it as they come,
+  item by item when the page decodes lazily (``listdecode``), so a long list never holds both
+  its raw dicts and the transformed ones. Bookmarks and errors are not transformed.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 Transform = Callable[[Obj], Obj]
-"""Rebuilds an object before it reaches the sink; must return a new object or its input unchanged."""
+"""Rebuilds an object before it reaches the sink: returns a new object, or its argument (a fresh
+decode nobody else holds, which it may edit)."""
 
 PAGE_SIZE = 500
 MIN_WATCH_TIMEOUT = 300
