@@ -1,8 +1,9 @@
 """Decode a list response one item at a time, so a long list never exists as dicts all at once.
 
 A reflector's first list asks for resourceVersion "0", which kube-apiserver (and kubeloop's
-server) answer from the watch cache in one piece, ignoring ``limit`` (apiserver's cacher,
-``shouldDelegateList`` in storage/cacher/delegator.go). Decoding that body whole makes every
+server) answer from the watch cache in one piece, ignoring ``limit`` (apiserver's
+``delegator.ShouldDelegateList``, storage/cacher/delegator/interface.go: a limit only sends the
+list to etcd when the resourceVersion is set and not "0"). Decoding that body whole makes every
 item a dict at once -- about five times the body -- before the informer can make it compact, and
 the process keeps that peak as RSS. :func:`decode_list` instead parses the envelope (kind,
 metadata) first and hands out the items lazily: each one is decoded from its own span of the
