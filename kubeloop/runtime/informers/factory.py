@@ -11,10 +11,14 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.client import ApiClient, Resource
+import orjson
+
+from kubeloop.client import ApiClient, ApiException, Resource
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
 from kubeloop.runtime.informers.informer import SharedIndexInformer, wait_for_cache_sync
+from kubeloop.runtime.informers.listdecode import decode_list
 from kubeloop.runtime.informers.listwatch import ListPage
+from kubeloop.runtime.informers.reflector import Transform
 from kubeloop.runtime.informers.store import IndexFunc
 
 Obj = dict[str, Any]
@@ -56,10 +60,15 @@ class ClientListerWatcher:
         if limit:
             query.append(("limit", str(limit)))
         path = resource.path(self._namespace if resource.namespaced else None)
-        page = await self._client.request_json("GET", path, query=query)
-        meta = page.get("metadata") or {}
-        return ListPage(list(page.get("items") or []), str(meta.get("resourceVersion") or ""),
-                        str(meta.get("continue") or "") or None)
+        body = await self._client.request("GET", path, query=query)
+        try:
+            # Items are decoded one by one as the reflector takes them (see listdecode).
+            page = decode_list(body)
+        except (orjson.JSONDecodeError, ValueError) as exc:
+            raise ApiException(code=500, reason="InternalError",
+                               message=f"GET {path}: the server sent an invalid list: {exc}") from exc
+        meta = page.envelope.get("metadata") or {}
+        return ListPage(page, str(meta.get("resourceVersion") or ""), str(meta.get("continue") or "") or None)
 
     async def watch(
         self, *, resource_version: str, timeout_seconds: int | None, allow_bookmarks: bool
@@ -100,13 +109,19 @@ class SharedInformerFactory:
         clock: Clock = REAL_CLOCK,
         detect_mutations: bool | None = None,
         lister_watcher: Callable[..., Any] = ClientListerWatcher,
+        transform: Transform | None = None,
+        share_subtrees: bool = True,
     ) -> None:
+        """``transform`` and ``share_subtrees`` apply to every informer made here (see
+        :class:`SharedIndexInformer`)."""
         self.client = client
         self.resync_period = resync_period
         self.namespace = namespace
         self._clock = clock
         self._detect_mutations = detect_mutations
         self._lister_watcher = lister_watcher
+        self._transform = transform
+        self._share_subtrees = share_subtrees
         self._informers: dict[InformerKey, SharedIndexInformer] = {}
         self._started: set[InformerKey] = set()
 
@@ -140,6 +155,8 @@ class SharedInformerFactory:
                 indexers=indexers,
                 clock=self._clock,
                 detect_mutations=self._detect_mutations,
+                transform=self._transform,
+                share_subtrees=self._share_subtrees,
             )
             self._informers[key] = informer
         elif indexers:

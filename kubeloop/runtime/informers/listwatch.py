@@ -7,7 +7,7 @@ client adapter (``ClientListerWatcher``) is a few lines over ``kubeloop.client``
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -18,9 +18,13 @@ Obj = dict[str, Any]
 
 @dataclass
 class ListPage:
-    """One page of a list: its items, the list's resourceVersion and the continue token."""
+    """One page of a list: its items, the list's resourceVersion and the continue token.
 
-    items: list[Obj]
+    ``items`` may be a one-pass iterable that decodes each item when it is reached; the
+    reflector consumes it once, item by item.
+    """
+
+    items: Iterable[Obj]
     resource_version: str
     continue_token: str | None = None
 

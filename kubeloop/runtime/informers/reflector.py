@@ -13,6 +13,10 @@ client-go's rules:
   no relist. A 410 (or any other watch error) ends the round, and the next round relists.
 - Failed rounds back off exponentially (0.8 s doubling to 30 s, jittered, reset after 2 min
   of good behaviour).
+- An optional ``transform`` rebuilds every listed and watched object as it arrives (client-go's
+  ``TransformFunc``, applied in the reflector's store). List pages go through it as they come,
+  item by item when the page decodes lazily (``listdecode``), so a long list never holds both
+  its raw dicts and the transformed ones. Bookmarks and errors are not transformed.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from kubeloop.api.errorstatus import status_code
@@ -35,6 +39,10 @@ from kubeloop.runtime.informers.listwatch import (
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+
+Transform = Callable[[Obj], Obj]
+"""Rebuilds an object before it reaches the sink: returns a new object, or its argument (a fresh
+decode nobody else holds, which it may edit)."""
 
 PAGE_SIZE = 500
 MIN_WATCH_TIMEOUT = 300
@@ -95,8 +103,10 @@ class Reflector:
         clock: Clock = REAL_CLOCK,
         page_size: int = PAGE_SIZE,
         rng: random.Random | None = None,
+        transform: Transform | None = None,
     ) -> None:
         self._lw = lister_watcher
+        self.transform = transform
         self._sink = sink
         self.name = name
         self._clock = clock
@@ -156,7 +166,7 @@ class Reflector:
         # (""); a "not older than N" list is left whole so a watch cache can serve it.
         limit = self._page_size if rv in ("", "0") else None
         page = await self._lw.list(resource_version=rv, limit=limit, continue_token=None)
-        items = list(page.items)
+        items = self._take(page.items)
         list_rv = page.resource_version
         token = page.continue_token
         while token:
@@ -167,10 +177,14 @@ class Reflector:
                     raise
                 # The continuation expired: take the whole list in one go at the same version.
                 page = await self._lw.list(resource_version=rv, limit=None, continue_token=None)
-                return list(page.items), page.resource_version
-            items.extend(page.items)
+                return self._take(page.items), page.resource_version
+            items.extend(self._take(page.items))
             token = page.continue_token
         return items, list_rv
+
+    def _take(self, objects: Iterable[Obj]) -> list[Obj]:
+        transform = self.transform
+        return list(objects) if transform is None else [transform(obj) for obj in objects]
 
     # -- watch ----------------------------------------------------------------------------
     async def _watch_once(self) -> None:
@@ -204,7 +218,7 @@ class Reflector:
     def _handle(self, event_type: str, obj: Obj) -> None:
         rv = _resource_version(obj)
         if event_type in ("ADDED", "MODIFIED", "DELETED"):
-            self._sink.apply_event(event_type, obj)
+            self._sink.apply_event(event_type, obj if self.transform is None else self.transform(obj))
         elif event_type != "BOOKMARK":
             log.warning("%s: ignoring watch event of unknown type %r", self.name, event_type)
             return

@@ -110,3 +110,29 @@ async def test_watch_resumes_after_server_restart(start_server: StartServer) -> 
             await api2.create(CONFIG_MAPS, cm("after"), namespace="default")
         await eventually(lambda: informer.indexer.get("default/after") is not None, timeout=30, interval=0.01)
         await informer.stop()
+
+
+async def test_lists_from_the_server_are_decoded_item_by_item(client: ApiClient, monkeypatch: Any) -> None:
+    """The server's list bodies take the item-by-item path (no whole-body fallback), and the
+    informer caches exactly what a plain list returns."""
+    from kubeloop.runtime.informers import listdecode
+
+    for i in range(5):
+        await client.create(CONFIG_MAPS, cm(f"split{i}", v=str(i), tricky='},{"apiVersion":'), namespace="default")
+
+    def no_fallback(body: bytes) -> Any:
+        raise AssertionError("the list body fell back to whole decoding")
+
+    monkeypatch.setattr(listdecode, "_whole", no_fallback)
+    lister = ClientListerWatcher(client, CONFIG_MAPS, namespace="default")
+    for rv, limit in (("0", None), ("", 2)):
+        page = await lister.list(resource_version=rv, limit=limit, continue_token=None)
+        assert page.resource_version
+        assert not isinstance(page.items, list)  # lazy
+    factory = SharedInformerFactory(client, detect_mutations=True)
+    informer = await factory.informer_for(CONFIG_MAPS, namespace="default")
+    await factory.start()
+    assert await factory.wait_for_cache_sync(10)
+    plain = await client.request_json("GET", "/api/v1/namespaces/default/configmaps")
+    assert {f"default/{o['metadata']['name']}": o for o in plain["items"]} == dict(informer.indexer.items())
+    await factory.shutdown()
