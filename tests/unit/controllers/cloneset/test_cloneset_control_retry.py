@@ -1,5 +1,6 @@
 """The CloneSet's read-modify-write calls retry conflicts through the runtime's one
-``retry_on_conflict`` (client-go's ``DefaultRetry``: five attempts), each retry on a fresh read."""
+``retry_on_conflict`` (client-go's ``DefaultRetry``: five attempts): the first attempt from the
+copy the controller holds (as upstream starts from the informer's), each retry on a fresh read."""
 
 from __future__ import annotations
 
@@ -70,12 +71,25 @@ async def test_pods_to_delete_truncation_retries_on_a_fresh_read() -> None:
 async def test_pod_rewrites_give_up_after_five_conflicts() -> None:
     cs_control, api = control(conflicts=5, verb="update")
     with pytest.raises(Exception, match="modified"):
-        await cs_control.update_pod({"metadata": {"name": "p", "namespace": "ns"}}, lambda pod: dict(pod))
-    assert api.verbs() == [("get", "pods"), ("update", "pods")] * 5
+        await cs_control.update_pod({"metadata": {"name": "p", "namespace": "ns", "resourceVersion": "2"}},
+                                    lambda pod: dict(pod))
+    assert api.verbs() == [("update", "pods")] + [("get", "pods"), ("update", "pods")] * 4
+    assert [b["metadata"]["resourceVersion"] for b in api.bodies] == ["2", "4", "4", "4", "4"]
 
 
 async def test_pod_rewrites_succeed_after_four_conflicts() -> None:
     cs_control, api = control(conflicts=4, verb="update_status")
-    written = await cs_control.update_pod_status({"metadata": {"name": "p", "namespace": "ns"}}, lambda pod: dict(pod))
+    cached = {"metadata": {"name": "p", "namespace": "ns", "resourceVersion": "2"}}
+    written = await cs_control.update_pod_status(cached, lambda pod: dict(pod))
     assert written is not None and written["metadata"]["name"] == "p"
-    assert api.verbs() == [("get", "pods"), ("update_status", "pods")] * 5
+    assert api.verbs() == [("update_status", "pods")] + [("get", "pods"), ("update_status", "pods")] * 4
+    assert cached == {"metadata": {"name": "p", "namespace": "ns", "resourceVersion": "2"}}
+
+
+async def test_pod_rewrite_without_a_conflict_reads_nothing() -> None:
+    cs_control, api = control(conflicts=0, verb="update")
+    written = await cs_control.update_pod(
+        {"metadata": {"name": "p", "namespace": "ns", "uid": "p-uid", "resourceVersion": "4"}},
+        lambda pod: {**pod, "spec": {"x": 1}})
+    assert written is not None and api.verbs() == [("update", "pods")]
+    assert api.bodies[0]["spec"] == {"x": 1}
