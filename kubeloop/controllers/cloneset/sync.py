@@ -19,6 +19,12 @@
     delete revisions beyond ``revisionHistoryLimit``;
 11. requeue at the earliest moment something time-based is due: an in-place grace period, a
     pod becoming available after ``minReadySeconds``, the progress deadline.
+
+Unlike upstream, steps 4, 6, 8, 9 and 10 read the CloneSet's pod tally (:mod:`.tally`, kept
+from the pod cache's change listener) instead of evaluating every pod: when no pod needs the
+claim, every owned active pod is kept as it is, and with ``minReadySeconds`` 0 and no
+``podsToDelete`` the counts, the update candidates and the pods to refresh come from the tally.
+Otherwise the per-pod path runs, as upstream's.
 """
 
 from __future__ import annotations
