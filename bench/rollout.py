@@ -4,6 +4,7 @@
     .venv/bin/python bench/rollout.py --workload deployment [--pods 5000] [--split]
     .venv/bin/python bench/rollout.py --workload deployment --pods 2000 --compare-identities 3
     .venv/bin/python bench/rollout.py --workload deployment --pods 1000 --qps 50 --burst 100 [--split]
+    .venv/bin/python bench/rollout.py --workload versus --pods 5000 [--split]
 
 CloneSet scenarios (issue 8): one process runs the embedded API server (in memory), the
 simulated kubelet (pods start and turn ready at once, container restarts and deletions take
@@ -26,6 +27,16 @@ client in a tight sequential loop (and, for reference, with 64 requests in fligh
 seconds are then reported per process and summed. ``--qps``/``--burst`` give the kubelet's and
 the controllers' clients a token bucket (as ``--kube-api-qps``/``--kube-api-burst`` do); without
 them their throttling is off.
+
+Side by side (issue 20, ``--workload versus``, default 5,000 pods): ONE server, kubelet (all
+delays 0, as the Deployment scenario's) and controller set (ReplicaSet, Deployment, CloneSet).
+First the Deployment (25%/25%) is scaled 0 -> N and rolled to a new image, as above; then it is
+scaled back to 0 and its pods drained (not timed); then a CloneSet (``InPlaceIfPossible``,
+``maxUnavailable`` 25%) is created at 0, scaled 0 -> N (timed until N pods are updated and
+available) and rolled in place to the new image (timed until every pod is updated and available
+and ``currentRevision == updateRevision``). Reported: each phase's time, CPU by process and
+writes, and the ratios CloneSet / Deployment. ``ROLLOUT_ROLE_PROFILE_DIR`` with ``--split``
+profiles the controllers' process (both workloads in one profile: compare call counts).
 """
 
 from __future__ import annotations
@@ -191,12 +202,14 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--only", default=",".join(CLONESET_SCENARIOS),
                         help="comma-separated scenarios: " + ", ".join(CLONESET_SCENARIOS))
-    parser.add_argument("--workload", choices=("cloneset", "deployment"), default="cloneset",
-                        help="cloneset: the --only scenarios; deployment: scale 0 -> N and roll, beside the floor")
+    parser.add_argument("--workload", choices=("cloneset", "deployment", "versus"), default="cloneset",
+                        help="cloneset: the --only scenarios; deployment: scale 0 -> N and roll, beside the floor; "
+                             "versus: Deployment then CloneSet (in place), scale 0 -> N and roll, side by side")
     parser.add_argument("--profile", metavar="FILE", default=None,
                         help="deployment workload: write a cProfile of the whole run to FILE")
     parser.add_argument("--split", action="store_true",
-                        help="deployment workload: run the kubelet and the controllers in processes of their own")
+                        help="deployment and versus workloads: run the kubelet and the controllers in processes "
+                             "of their own")
     parser.add_argument("--compare-identities", type=int, metavar="ROUNDS", default=0,
                         help="deployment workload: alternate the administrator's credentials and the components' "
                              "own service accounts (RBAC on every request), ROUNDS times each")
@@ -209,6 +222,9 @@ def main() -> None:
     use_cache_friendly_gc()  # as the kubeloop up and server commands do
     if args.workload == "deployment" and args.compare_identities:
         asyncio.run(compare_identities(args.pods or DEPLOYMENT_PODS, args.timeout, args.compare_identities))
+        return
+    if args.workload == "versus":
+        asyncio.run(run_versus(args.pods or DEPLOYMENT_PODS, args.timeout, args.split))
         return
     if args.workload == "deployment":
         run_deployment_workload(args.pods or DEPLOYMENT_PODS, args.timeout, args.profile, args.split)
@@ -277,8 +293,9 @@ async def _old_pods_gone(client: ApiClient, pods: int, timeout: float) -> None:
 class _InProcessRoles:
     """The kubelet and the controllers in this process (as ``kubeloop up`` runs them)."""
 
-    def __init__(self, server: KubeServer, pods: int, identities: bool = False) -> None:
-        self.server, self.pods, self.identities = server, pods, identities
+    def __init__(self, server: KubeServer, pods: int, identities: bool = False,
+                 controllers: tuple[str, ...] = ("replicaset", "deployment")) -> None:
+        self.server, self.pods, self.identities, self.controllers = server, pods, identities, controllers
         self.metrics = (CountingRequestMetrics(), CountingRequestMetrics())
 
     async def start(self) -> None:
@@ -298,7 +315,7 @@ class _InProcessRoles:
                          Manager(self.clients[1], ManagerOptions(name="bench-kubelet")))
         kubelet = Kubelet(self.clients[1], bench_kubelet_config(self.pods // PODS_PER_NODE + 1))
         await kubelet.setup(self.managers[1])
-        await add_controllers(self.managers[0], ["replicaset", "deployment"])
+        await add_controllers(self.managers[0], list(self.controllers))
         await self.managers[1].start()
         await self.managers[0].start()
 
@@ -318,10 +335,11 @@ class _InProcessRoles:
 class _SplitRoles:
     """The kubelet and the controllers each in a process of their own (``bench/rollout_roles.py``)."""
 
-    def __init__(self, server: KubeServer, pods: int, workdir: Path) -> None:
+    def __init__(self, server: KubeServer, pods: int, workdir: Path,
+                 controllers: tuple[str, ...] = ("replicaset", "deployment")) -> None:
         kubeconfig = Path(server.kubeconfig_path)
         limits = (ROLE_LIMITS["qps"], int(ROLE_LIMITS["burst"]))
-        self.controllers = RoleProcess("controllers", kubeconfig, 1, workdir, limits)
+        self.controllers = RoleProcess("controllers", kubeconfig, 1, workdir, limits, controllers)
         self.kubelet = RoleProcess("kubelet", kubeconfig, pods // PODS_PER_NODE + 1, workdir, limits)
 
     async def start(self) -> None:
@@ -485,6 +503,99 @@ def run_deployment_workload(pods: int, timeout: float, profile: str | None, spli
         profiler.disable()
         profiler.dump_stats(profile)
         pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+
+
+# -- Deployment versus CloneSet, side by side in one run ---------------------------------------
+
+VERSUS_CONTROLLERS = ("replicaset", "deployment", "cloneset")
+VERSUS_CLONESET_LABELS = {"app": "bench-cs"}
+
+
+def versus_cloneset_manifest(replicas: int, image: str) -> Obj:
+    """The CloneSet of the side-by-side run: in place, ``maxUnavailable`` 25% as the Deployment's."""
+    return {"apiVersion": kruise.API_VERSION, "kind": kruise.CLONESET_KIND,
+            "metadata": {"name": "bench", "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": dict(VERSUS_CLONESET_LABELS)},
+                     "template": {"metadata": {"labels": dict(VERSUS_CLONESET_LABELS)},
+                                  "spec": {"containers": [{"name": "app", "image": image}],
+                                           "terminationGracePeriodSeconds": 0}},
+                     "updateStrategy": {"type": kruise.IN_PLACE_IF_POSSIBLE, "maxUnavailable": "25%"}}}
+
+
+Phase = dict[str, Any]
+"""``seconds``, ``cpu`` (by process), ``requests`` (controllers, kubelet) of one timed phase."""
+
+
+async def _timed(roles: _InProcessRoles | _SplitRoles, act: Callable[[], Any], done: Callable[[], Any]) -> Phase:
+    controller_before, kubelet_before, cpu_started = await roles.sample()
+    started = time.monotonic()
+    await act()
+    await done()
+    seconds = time.monotonic() - started
+    controller_after, kubelet_after, cpu_after = await roles.sample()
+    return {"seconds": seconds, "cpu": {name: cpu_after[name] - cpu_started[name] for name in cpu_after},
+            "requests": (_delta(controller_after, controller_before), _delta(kubelet_after, kubelet_before))}
+
+
+async def versus(pods: int, timeout: float, split: bool) -> dict[str, Phase]:
+    """The Deployment's scale-up and roll, then the CloneSet's, on one server, kubelet and
+    controller set; see the module docstring."""
+    image_patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26"}]}}}}
+    with tempfile.TemporaryDirectory() as tmp:
+        server = KubeServer(ServerConfig(data_dir=Path(tmp) / "data", port=0, memory=True))
+        await server.start()
+        user = await _client(server, CountingRequestMetrics())
+        roles: _InProcessRoles | _SplitRoles = _SplitRoles(server, pods, Path(tmp), VERSUS_CONTROLLERS) if split \
+            else _InProcessRoles(server, pods, controllers=VERSUS_CONTROLLERS)
+        phases: dict[str, Phase] = {}
+        try:
+            await roles.start()
+            await user.create(DEPLOYMENTS, deployment_manifest(0, "nginx:1.25"), namespace="default")
+            await _wait_deployment(user, _deployment_done(0, 1), timeout)
+            phases["deployment scale"] = await _timed(
+                roles, lambda: user.patch(DEPLOYMENTS, "bench", {"spec": {"replicas": pods}}, namespace="default"),
+                lambda: _wait_deployment(user, _deployment_done(pods, 2), timeout))
+            phases["deployment roll"] = await _timed(
+                roles, lambda: user.patch(DEPLOYMENTS, "bench", image_patch, patch_type="strategic",
+                                          namespace="default"),
+                lambda: _wait_deployment(user, _deployment_done(pods, 3), timeout))
+            # Make room on the nodes: the CloneSet runs on the same kubelet after the Deployment.
+            await user.patch(DEPLOYMENTS, "bench", {"spec": {"replicas": 0}}, namespace="default")
+            await _old_pods_gone(user, 0, timeout)
+
+            await user.create(CLONESETS, versus_cloneset_manifest(0, "nginx:1.25"), namespace="default")
+            await _wait(lambda cs: (cs.get("status") or {}).get("observedGeneration") == 1, user, timeout)
+            phases["cloneset scale"] = await _timed(
+                roles, lambda: user.patch(CLONESETS, "bench", {"spec": {"replicas": pods}}, namespace="default"),
+                lambda: _wait(_all_available(pods, 2), user, timeout))
+            phases["cloneset roll"] = await _timed(
+                roles, lambda: user.patch(CLONESETS, "bench", image_patch, namespace="default"),
+                lambda: _wait(_all_available(pods, 3), user, timeout))
+        finally:
+            await roles.stop()
+            await user.aclose()
+            await server.stop()
+    return phases
+
+
+def report_versus(pods: int, split: bool, phases: dict[str, Phase]) -> None:
+    for name, phase in phases.items():
+        controller, kubelet = phase["requests"]
+        cpu = sum(value for key, value in phase["cpu"].items() if not key.startswith("gc:"))
+        by_process = ", ".join(f"{key} {value:.1f}s" for key, value in phase["cpu"].items())
+        print(f"versus {name} {pods}: complete in {phase['seconds']:.1f}s ({cpu:.1f}s CPU [{by_process}]); "
+              f"controller writes {_writes(controller)} {dict(sorted(controller.items()))}; "
+              f"kubelet writes {_writes(kubelet)} {dict(sorted(kubelet.items()))}")
+    for step in ("scale", "roll"):
+        cloneset, deployment = phases[f"cloneset {step}"], phases[f"deployment {step}"]
+        cpu_key = "controllers" if split else "all"
+        print(f"versus ratio CloneSet/Deployment {step}: time {cloneset['seconds'] / deployment['seconds']:.2f}x, "
+              f"{cpu_key} CPU {cloneset['cpu'][cpu_key] / max(deployment['cpu'][cpu_key], 1e-9):.2f}x")
+    print(f"Layout: {'kubelet and controllers in processes of their own' if split else 'one process'}")
+
+
+async def run_versus(pods: int, timeout: float, split: bool) -> None:
+    report_versus(pods, split, await versus(pods, timeout, split))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
-"""The simulated kubelet, or the ReplicaSet and Deployment controllers, in a process of their own.
+"""The simulated kubelet, or the ReplicaSet and Deployment (and CloneSet) controllers, in a process of their own.
 
     .venv/bin/python bench/rollout_roles.py kubelet --kubeconfig K --nodes N --stats FILE
-    .venv/bin/python bench/rollout_roles.py controllers --kubeconfig K --stats FILE
+    .venv/bin/python bench/rollout_roles.py controllers --kubeconfig K --stats FILE [--controllers a,b]
 
 Used by ``bench/rollout.py --workload deployment --split``, which runs the API server in its
 own process beside these two, as a real cluster spreads them over processes. The kubelet has
@@ -76,7 +76,11 @@ def write_stats(path: Path, metrics: CountingRequestMetrics, sequence: int, gc_t
     os.replace(partial, path)
 
 
-async def run_role(role: str, kubeconfig: Path, nodes: int, stats: Path, limits: tuple[float, int] = (0.0, 1)) -> None:
+DEFAULT_CONTROLLERS = ("replicaset", "deployment")
+
+
+async def run_role(role: str, kubeconfig: Path, nodes: int, stats: Path, limits: tuple[float, int] = (0.0, 1),
+                   controllers: tuple[str, ...] = DEFAULT_CONTROLLERS) -> None:
     metrics = CountingRequestMetrics()
     client = ApiClient(dataclasses.replace(load_kubeconfig(str(kubeconfig)), qps=limits[0], burst=limits[1]),
                        metrics=metrics)
@@ -86,7 +90,7 @@ async def run_role(role: str, kubeconfig: Path, nodes: int, stats: Path, limits:
         kubelet = Kubelet(client, bench_kubelet_config(nodes))
         await kubelet.setup(manager)
     else:
-        await add_controllers(manager, ["replicaset", "deployment"])
+        await add_controllers(manager, list(controllers))
     stop = asyncio.Event()
     sequence = 0
     gc_timer = GcTimer()
@@ -117,12 +121,13 @@ class RoleProcess:
     """A :mod:`rollout_roles` child process, as the benchmark driver sees it."""
 
     def __init__(self, role: str, kubeconfig: Path, nodes: int, workdir: Path,
-                 limits: tuple[float, int] = (0.0, 1)) -> None:
+                 limits: tuple[float, int] = (0.0, 1), controllers: tuple[str, ...] = DEFAULT_CONTROLLERS) -> None:
         self.role = role
         self.stats_path = workdir / f"{role}-stats.json"
         self._argv = [sys.executable, str(Path(__file__).resolve()), role, "--kubeconfig", str(kubeconfig),
                       "--nodes", str(nodes), "--stats", str(self.stats_path), "--qps", str(limits[0]),
-                      "--burst", str(limits[1])]
+                      "--burst", str(limits[1]),
+                      "--controllers", ",".join(controllers)]
         self._process: asyncio.subprocess.Process | None = None
         self._sequence = 0
 
@@ -175,19 +180,22 @@ def main() -> None:
     parser.add_argument("--stats", type=Path, required=True)
     parser.add_argument("--qps", type=float, default=0.0, help="client requests/s (0: no limit)")
     parser.add_argument("--burst", type=int, default=1)
+    parser.add_argument("--controllers", default=",".join(DEFAULT_CONTROLLERS),
+                        help="controllers role: comma-separated controller names")
     args = parser.parse_args()
     limits = (args.qps, args.burst)
+    controllers = tuple(name for name in args.controllers.split(",") if name)
     use_cache_friendly_gc()  # as the kubeloop kubelet and controllers commands do
     profile_dir = os.environ.get(PROFILE_DIR_ENV)
     if not profile_dir:
-        asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats, limits))
+        asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats, limits, controllers))
         return
     import cProfile
 
     profiler = cProfile.Profile()
     profiler.enable()
     try:
-        asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats, limits))
+        asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats, limits, controllers))
     finally:
         profiler.disable()
         profiler.dump_stats(str(Path(profile_dir) / f"{args.role}.prof"))

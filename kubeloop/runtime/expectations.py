@@ -196,5 +196,9 @@ class ResourceVersionExpectations:
         self.observe(uid, resource_version)
         return uid not in self._expected
 
+    def pending(self) -> list[str]:
+        """UIDs with an expectation not yet observed (a snapshot)."""
+        return list(self._expected)
+
     def delete(self, uid: str) -> None:
         self._expected.pop(uid, None)

@@ -135,6 +135,55 @@ class ExpectationDiffs:
     """Unavailable pods the update may cause or keep."""
 
 
+@dataclass(frozen=True)
+class PodCounts:
+    """The pod counts :func:`calculate_diffs` needs; each dict is keyed by "new" (on the update
+    revision, in the scale or update side's sense) and counts the active pods."""
+
+    pods: int
+    total: dict[bool, int]
+    active: dict[bool, int]
+    """Not PreparingDelete."""
+    unavailable: dict[bool, int]
+    """Not PreparingDelete, not specified for deletion, not available."""
+    to_delete: dict[bool, int]
+    """Not PreparingDelete, specified for deletion."""
+    pre_deleting: dict[bool, int]
+
+
+def count_pods(
+    cs: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    update_revision: str,
+    *,
+    now: datetime,
+    gates: CloneSetFeatureGates,
+    for_scale: bool,
+) -> PodCounts:
+    """The counts of :class:`PodCounts`, pod by pod."""
+    min_ready_seconds = min_ready_seconds_of(cs)
+    total = {True: 0, False: 0}
+    active = {True: 0, False: 0}
+    unavailable = {True: 0, False: 0}
+    to_delete = {True: 0, False: 0}
+    pre_deleting = {True: 0, False: 0}
+    for pod in pods:
+        if for_scale:
+            new = is_new_for_scale(pod, update_revision, gates.preparing_update_as_update)
+        else:
+            new = equal_to_revision(pod, update_revision)
+        total[new] += 1
+        if lifecycle_state(pod) == kruise.STATE_PREPARING_DELETE:
+            pre_deleting[new] += 1
+            continue
+        active[new] += 1
+        if is_specified_delete(cs, pod):
+            to_delete[new] += 1
+        elif not is_cloneset_pod_available(pod, min_ready_seconds, now):
+            unavailable[new] += 1
+    return PodCounts(len(pods), total, active, unavailable, to_delete, pre_deleting)
+
+
 def calculate_diffs(
     cs: Mapping[str, Any],
     pods: Sequence[Mapping[str, Any]],
@@ -144,8 +193,12 @@ def calculate_diffs(
     now: datetime,
     gates: CloneSetFeatureGates,
     for_scale: bool,
+    counts: PodCounts | None = None,
 ) -> ExpectationDiffs:
     """Upstream's ``calculateDiffsWithExpectation`` over the CloneSet's active pods.
+
+    ``counts``: the pods already counted (:func:`count_pods`, or the controller's running
+    tally); ``pods`` is then not read.
 
     ``for_scale`` selects the scale side's notion of "new" (which, with the
     ``PreparingUpdateAsUpdate`` gate, counts PreparingUpdate pods as new); the update side
@@ -168,27 +221,11 @@ def calculate_diffs(
         if scale_limit_value is None
         else int_or_percent_or_zero(scale_limit_value, replicas, round_up=True)
     )
-    min_ready_seconds = min_ready_seconds_of(cs)
-
-    total = {True: 0, False: 0}
-    active = {True: 0, False: 0}
-    unavailable = {True: 0, False: 0}
-    to_delete = {True: 0, False: 0}
-    pre_deleting = {True: 0, False: 0}
-    for pod in pods:
-        if for_scale:
-            new = is_new_for_scale(pod, update_revision, gates.preparing_update_as_update)
-        else:
-            new = equal_to_revision(pod, update_revision)
-        total[new] += 1
-        if lifecycle_state(pod) == kruise.STATE_PREPARING_DELETE:
-            pre_deleting[new] += 1
-            continue
-        active[new] += 1
-        if is_specified_delete(cs, pod):
-            to_delete[new] += 1
-        elif not is_cloneset_pod_available(pod, min_ready_seconds, now):
-            unavailable[new] += 1
+    if counts is None:
+        counts = count_pods(cs, pods, update_revision, now=now, gates=gates, for_scale=for_scale)
+    total, active, unavailable = counts.total, counts.active, counts.unavailable
+    to_delete, pre_deleting = counts.to_delete, counts.pre_deleting
+    pod_count = counts.pods
 
     update_old_diff = active[False] - partition
     update_new_diff = active[True] - (replicas - partition)
@@ -209,7 +246,7 @@ def calculate_diffs(
             update_new_diff,
         )
 
-    current_total = len(pods)
+    current_total = pod_count
     current_old = total[False]
     if excludes_preparing_delete(cs, gates):
         current_total -= pre_deleting[True] + pre_deleting[False]
@@ -232,10 +269,10 @@ def calculate_diffs(
     delete_ready_limit = 0
     if all_to_delete > 0 or scale_down_num > 0:
         # The pod count here is the raw one even when PreparingDelete pods are excluded above.
-        delete_ready_limit = max(max_unavailable + (len(pods) - replicas) - total_unavailable, 0)
+        delete_ready_limit = max(max_unavailable + (pod_count - replicas) - total_unavailable, 0)
 
     update_num = update_old_diff if abs(update_old_diff) <= abs(update_new_diff) else -update_new_diff
-    update_max_unavailable = max_unavailable + len(pods) - replicas if update_num != 0 else 0
+    update_max_unavailable = max_unavailable + pod_count - replicas if update_num != 0 else 0
 
     return ExpectationDiffs(
         scale_up_num=scale_up_num,

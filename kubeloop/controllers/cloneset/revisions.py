@@ -30,7 +30,7 @@ from kubeloop.api.meta import (
     parse_time,
 )
 
-from .podstate import equal_to_revision
+from .podstate import equal_to_revision, short_hash
 
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _NAME_PREFIX_LIMIT = 223
@@ -213,12 +213,17 @@ def revisions_to_delete(
 
 
 def live_revision_names(
-    current: str, update: str, pods: Sequence[Mapping[str, Any]], revisions: Sequence[Mapping[str, Any]]
+    current: str, update: str, pods: Sequence[Mapping[str, Any]], revisions: Sequence[Mapping[str, Any]],
+    labels: Sequence[str] | None = None,
 ) -> set[str]:
-    """Names of the revisions :func:`revisions_to_delete` must keep."""
+    """Names of the revisions :func:`revisions_to_delete` must keep. ``labels``: the distinct
+    revision labels of ``pods`` when known (then the pods are not read)."""
     live = {current, update}
     for revision in revisions:
         name = name_of(revision)
-        if any(equal_to_revision(pod, name) for pod in pods):
+        if labels is None:
+            if any(equal_to_revision(pod, name) for pod in pods):
+                live.add(name)
+        elif any(label == name or short_hash(label) == short_hash(name) for label in labels):
             live.add(name)
     return live

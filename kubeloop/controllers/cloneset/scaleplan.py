@@ -30,6 +30,7 @@ from .lifecycle import is_pod_hooked, marks_pod_not_ready
 from .options import CloneSetFeatureGates
 from .podstate import lifecycle_state
 from .scale import (
+    PlannedDeletions,
     available_instance_ids,
     choose_pods_to_delete,
     new_pods,
@@ -40,6 +41,7 @@ from .scale import (
     within_ready_limit,
 )
 from .spec import lifecycle_hook, lifecycle_of
+from .tally import TallyView
 
 Pod = Mapping[str, Any]
 
@@ -118,21 +120,29 @@ def plan_scale(
     gates: CloneSetFeatureGates,
     rng: random.Random,
     nodes: Sequence[Mapping[str, Any]] = (),
+    tally: TallyView | None = None,
 ) -> ScalePlan:
     """The Scale step for the active ``pods`` and CloneSet-owned ``pvcs``.
 
     ``current_cs`` / ``update_cs`` are the CloneSet with the current / update revision's
     template applied (see :func:`kubeloop.controllers.cloneset.revisions.apply_revision`);
     ``update_cs`` supplies everything else. ``rng`` draws new instance ids; ``nodes`` serve
-    topology-spread ranking.
+    topology-spread ranking. ``tally``: the pods' counts (see :class:`.tally.TallyView`), which
+    spare the per-pod passes when nothing is marked for deletion.
     """
     cs = update_cs
-    planned = planned_deletions(cs, pods)
+    if tally is not None and not tally.has_planned_deletions():
+        planned = PlannedDeletions([], [], 0)
+    else:
+        planned = planned_deletions(cs, pods)
     revive = pods_to_revive(cs, pods, planned)
     if revive:
         return ScalePlan("revive", revive=revive)
 
-    diffs = calculate_diffs(cs, pods, current_revision, update_revision, now=now, gates=gates, for_scale=True)
+    counts = None if tally is None else tally.diff_counts(
+        update_revision, for_scale=True, preparing_update_as_update=gates.preparing_update_as_update)
+    diffs = calculate_diffs(cs, pods, current_revision, update_revision, now=now, gates=gates, for_scale=True,
+                            counts=counts)
     limited = diffs.scale_up_num > diffs.scale_up_limit
     if diffs.scale_up_num > 0:
         ids = available_instance_ids(diffs.scale_up_limit, pods, pvcs, rng)

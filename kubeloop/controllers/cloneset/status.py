@@ -40,12 +40,15 @@ def calculate_status(
     collision_count: int,
     label_selector: str,
     now: datetime,
+    pod_counts: Mapping[str, int] | None = None,
 ) -> tuple[dict[str, Any], float | None]:
     """The new status and, when the Progressing condition needs a timed re-check, its delay.
 
     ``current_revision`` is the revision chosen by :func:`revisions.active_revisions`; it
     becomes ``update_revision`` once every pod is on it and the count equals ``replicas``.
-    Conditions other than Progressing are carried over from the old status.
+    Conditions other than Progressing are carried over from the old status. ``pod_counts``:
+    the pod counters already counted (the controller's tally, ``replicas`` ...
+    ``updatedAvailableReplicas``); ``pods`` is then not read.
     """
     old_status = cs.get("status") or {}
     replicas = replicas_of(cs)
@@ -58,6 +61,9 @@ def calculate_status(
         "labelSelector": label_selector,
         **{counter: 0 for counter in _COUNTERS},
     }
+    if pod_counts is not None:
+        status.update(pod_counts)
+        pods = ()
     for pod in pods:
         ready = is_pod_update_ready(pod, 0, now)
         available = is_cloneset_pod_available(pod, min_ready_seconds, now)

@@ -31,6 +31,7 @@ from .options import CloneSetBehaviour, CloneSetFeatureGates
 from .scale import pvcs_of_pod
 from .scaleplan import plan_scale
 from .spec import is_paused, lifecycle_hook, template_of
+from .tally import TallyView
 from .update import decide_pod_update, pod_template_hash_patch, pods_to_update
 
 Obj = dict[str, Any]
@@ -115,10 +116,11 @@ class CloneSetSteps:
         current_name: str,
         update_name: str,
         now: datetime,
+        tally: TallyView | None = None,
     ) -> bool:
         """Perform this round's Scale step; returns whether it wrote anything."""
         plan = plan_scale(current_cs, update_cs, pods, pvcs, current_name, update_name, now=now,
-                          gates=self.gates, rng=self.rng, nodes=await self._nodes_for_ranking(update_cs))
+                          gates=self.gates, rng=self.rng, nodes=await self._nodes_for_ranking(update_cs), tally=tally)
         if plan.scale_up_limited and plan.diffs is not None:
             self.recorder.event(update_cs, WARNING, "ScaleUpLimited",
                                 "scaleUp is limited because of scaleStrategy.maxUnavailable, "
@@ -183,13 +185,18 @@ class CloneSetSteps:
         update: Obj,
         now: datetime,
         requeue: Requeue,
+        tally: TallyView | None = None,
     ) -> None:
-        """Perform this round's Update step on ``cs`` (the CloneSet with the update template)."""
-        if await self.refresh_pods(cs, pods, name_of(update), now, requeue):
+        """Perform this round's Update step on ``cs`` (the CloneSet with the update template).
+
+        ``tally``: the pods' counts; the refresh pass then visits only the pods whose refresh
+        may write (for the others it is a no-op) and the plan reads only candidates."""
+        to_refresh = pods if tally is None else [pods[index] for index in tally.unquiet]
+        if await self.refresh_pods(cs, to_refresh, name_of(update), now, requeue):
             return
         if is_paused(cs):
             return
-        plan = pods_to_update(cs, pods, name_of(current), name_of(update), now=now, gates=self.gates)
+        plan = pods_to_update(cs, pods, name_of(current), name_of(update), now=now, gates=self.gates, tally=tally)
         target = update if plan.target_revision == name_of(update) else current
         calls = [functools.partial(self._update_pod, cs, pods[index], revisions, target, now, requeue)
                  for index in plan.indexes]

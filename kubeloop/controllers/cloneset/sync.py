@@ -19,10 +19,17 @@
     delete revisions beyond ``revisionHistoryLimit``;
 11. requeue at the earliest moment something time-based is due: an in-place grace period, a
     pod becoming available after ``minReadySeconds``, the progress deadline.
+
+Unlike upstream, steps 4, 6, 8, 9 and 10 read the CloneSet's pod tally (:mod:`.tally`, kept
+from the pod cache's change listener) instead of evaluating every pod: when no pod needs the
+claim, every owned active pod is kept as it is, and with ``minReadySeconds`` 0 and no
+``podsToDelete`` the counts, the update candidates and the pods to refresh come from the tally.
+Otherwise the per-pod path runs, as upstream's.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -69,10 +76,12 @@ from .scale import pvc_cleanup, pvc_owned_by_pod, truncated_pods_to_delete
 from .spec import (
     disable_pvc_reuse,
     min_ready_seconds_of,
+    pods_to_delete_of,
     revision_history_limit_of,
 )
 from .status import calculate_status, status_changed, with_failure_condition
 from .steps import DEFAULT_WRITE_CONCURRENCY, CloneSetSteps, Requeue, UpdateError
+from .tally import CloneSetPodTally, TallyView
 
 log = logging.getLogger(__name__)
 
@@ -177,11 +186,54 @@ class CloneSetSync:
                                    write_concurrency=write_concurrency)
         self.image_pull_jobs = (ImagePullJobs(client, recorder, versions, gates)
                                 if gates.pre_download_image_for_in_place_update else None)
+        self._tallies: dict[str, CloneSetPodTally] = {}
+        """Running pod facts by CloneSet UID (:mod:`.tally`), marked from the pod cache."""
+        self._tally_uids: dict[str, str] = {}
+        """CloneSet key -> the UID its tally is kept under."""
+        informers.pods.indexer.add_change_listener(self._on_pod_stored)
+
+    def _on_pod_stored(self, key: str, old: Obj | None, new: Obj | None) -> None:
+        """Pod cache listener: mark the pod in the tally of every CloneSet it references."""
+        tallies = self._tallies
+        if not tallies:
+            return
+        for pod in (old, new):
+            if pod is None:
+                continue
+            refs = (pod.get("metadata") or {}).get("ownerReferences")
+            if not refs:
+                continue
+            for ref in refs:
+                tally = tallies.get(str(ref.get("uid"))) if isinstance(ref, Mapping) else None
+                if tally is not None:
+                    tally.mark(key)
+
+    def _tally(self, cs: Obj, selector: Selector) -> CloneSetPodTally:
+        """The CloneSet's tally, brought up to date (a new one when its UID or selector changed)."""
+        uid = uid_of(cs)
+        selector_spec = (cs.get("spec") or {}).get("selector") or {}
+        tally = self._tallies.get(uid)
+        if tally is None or not tally.matches_identity(uid, selector_spec):
+            old_uid = self._tally_uids.get(object_key(cs))
+            if old_uid is not None:
+                self._tallies.pop(old_uid, None)
+            tally = CloneSetPodTally(uid, copy.deepcopy(selector_spec), selector)
+            self._tallies[uid] = tally
+            self._tally_uids[object_key(cs)] = uid
+        indexer = self.informers.pods.indexer
+        tally.update(indexer.epoch, indexer.index_key_view(OWNER_UID_INDEX, uid), indexer.get)
+        return tally
+
+    def forget_tally(self, key: str) -> None:
+        uid = self._tally_uids.pop(key, None)
+        if uid is not None:
+            self._tallies.pop(uid, None)
 
     async def reconcile(self, request: Request) -> Result | None:
         cs = self.informers.clonesets.indexer.get_by_name(request.namespace, request.name)
         if cs is None:
             self.scale.delete(request.key)
+            self.forget_tally(request.key)
             if self.image_pull_jobs is not None:
                 self.image_pull_jobs.forget(request.key)
             return None
@@ -217,20 +269,30 @@ class CloneSetSync:
             self.scale.delete(key)
 
         uid = uid_of(cs)
-        owned = self.informers.pods.indexer.by_index(OWNER_UID_INDEX, uid)
-        active = [p for p in owned if is_pod_active(p)]
-        inactive = [p for p in owned if not is_pod_active(p)]
+        indexer = self.informers.pods.indexer
         pvcs = [p for p in self.informers.pvcs.indexer.by_index(OWNER_UID_INDEX, uid) if not is_being_deleted(p)]
-        if disable_pvc_reuse(cs):
-            pvcs = await self._cleanup_pvcs(cs, active, inactive, pvcs)
-
-        pods = await self._claim_pods(cs, selector, active)
+        tally = self._tally(cs, selector)
+        view: TallyView | None = None
+        if tally.to_claim or disable_pvc_reuse(cs):
+            # Pods to adopt or release, or PVCs to hand over: the per-pod path, as upstream.
+            owned = indexer.by_index(OWNER_UID_INDEX, uid)
+            active = [p for p in owned if is_pod_active(p)]
+            if disable_pvc_reuse(cs):
+                inactive = [p for p in owned if not is_pod_active(p)]
+                pvcs = await self._cleanup_pvcs(cs, active, inactive, pvcs)
+            pods = await self._claim_pods(cs, selector, active)
+        else:
+            # Every active owned pod is claimed as it is: the claim would keep them all.
+            keys = tally.claimed_keys()
+            pods = [pod for pod in map(indexer.get, keys) if pod is not None]
+            if len(pods) == len(keys) and min_ready_seconds_of(cs) == 0 and not pods_to_delete_of(cs):
+                view = tally.view(keys)
 
         revisions = self._list_revisions(cs, selector)
         if any(not self.versions.satisfied(uid_of(r), resource_version_of(r)) for r in revisions):
             return Result(requeue_after=CACHE_LAG_RECHECK)
         current, update, collision_count = await self._active_revisions(cs, revisions)
-        if any(not self.versions.satisfied(uid_of(p), resource_version_of(p)) for p in pods):
+        if not self._pods_cached_as_written(pods, tally if view is not None else None):
             return Result(requeue_after=CACHE_LAG_RECHECK)
 
         if self.image_pull_jobs is not None:
@@ -240,11 +302,12 @@ class CloneSetSync:
         requeue = Requeue()
         failure: tuple[str, str] | None = None
         if not is_being_deleted(cs):
-            failure = await self._sync(cs, pods, pvcs, revisions, current, update, now, requeue)
+            failure = await self._sync(cs, pods, pvcs, revisions, current, update, now, requeue, view)
 
         status, deadline_delay = calculate_status(
             cs, pods, update_revision=name_of(update), current_revision=name_of(current),
             collision_count=collision_count, label_selector=str(selector), now=now,
+            pod_counts=None if view is None else view.status_counts(name_of(update)),
         )
         requeue.push(deadline_delay)
         if failure is not None:
@@ -252,9 +315,10 @@ class CloneSetSync:
         if status_changed(cs.get("status") or {}, status):
             await self.control.write_status(cs, status)
 
-        if truncated_pods_to_delete(cs, pods) is not None:
+        if pods_to_delete_of(cs) and truncated_pods_to_delete(cs, pods) is not None:
             await self.control.truncate_pods_to_delete(cs, {name_of(p) for p in pods})
-        live = live_revision_names(name_of(current), name_of(update), pods, revisions)
+        live = live_revision_names(name_of(current), name_of(update), pods, revisions,
+                                   labels=None if view is None else view.revision_labels())
         for revision in revisions_to_delete(revisions, live, revision_history_limit_of(cs)):
             await self.control.delete_revision(revision)
 
@@ -264,6 +328,20 @@ class CloneSetSync:
         return Result(requeue_after=requeue.after) if requeue.after is not None else None
 
     # -- listing and claiming ---------------------------------------------------------------
+    def _pods_cached_as_written(self, pods: list[Obj], tally: CloneSetPodTally | None) -> bool:
+        """Whether the cache shows every pod at least at the version we last wrote; with a
+        ``tally`` (whose claimed pods are ``pods``) only the pods with a pending expectation
+        are looked at."""
+        if tally is None:
+            return all(self.versions.satisfied(uid_of(p), resource_version_of(p)) for p in pods)
+        get = self.informers.pods.indexer.get
+        for pending in self.versions.pending():
+            key = tally.claimed_uids.get(pending)
+            pod = get(key) if key is not None else None
+            if pod is not None and not self.versions.satisfied(pending, resource_version_of(pod)):
+                return False
+        return True
+
     async def _cleanup_pvcs(self, cs: Obj, active: list[Obj], inactive: list[Obj], pvcs: list[Obj]) -> list[Obj]:
         cleanup = pvc_cleanup(active, inactive, pvcs)
         for pvc, pod in cleanup.reown:
@@ -341,19 +419,21 @@ class CloneSetSync:
         update: Obj,
         now: datetime,
         requeue: Requeue,
+        view: TallyView | None = None,
     ) -> tuple[str, str] | None:
         """Scale, then (when Scale wrote nothing) Update; returns the failure condition, if any."""
         current_cs = apply_revision(cs, current)
         update_cs = apply_revision(cs, update)
         failure: tuple[str, str] | None = None
         try:
-            if await self.steps.scale(current_cs, update_cs, pods, pvcs, name_of(current), name_of(update), now):
+            if await self.steps.scale(current_cs, update_cs, pods, pvcs, name_of(current), name_of(update), now,
+                                      view):
                 return None
         except (ApiException, TransportError, PodTemplateError) as exc:
             log.warning("cloneset %s: scale failed: %s", object_key(cs), exc)
             failure = (kruise.CONDITION_FAILED_SCALE, str(exc))
         try:
-            await self.steps.update(update_cs, pods, revisions, current, update, now, requeue)
+            await self.steps.update(update_cs, pods, revisions, current, update, now, requeue, view)
         except (ApiException, TransportError, UpdateError) as exc:
             log.warning("cloneset %s: update failed: %s", object_key(cs), exc)
             failure = (kruise.CONDITION_FAILED_UPDATE, str(exc))

@@ -11,6 +11,7 @@ hooks first.
 from __future__ import annotations
 
 import functools
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,22 +36,27 @@ from .spec import (
     scatter_strategy_of,
     update_strategy_type,
 )
+from .tally import TallyView
 
 Pod = Mapping[str, Any]
 
 
-def update_candidates(pods: Sequence[Pod], update_num: int, update_revision: str) -> list[int]:
+def update_candidates(pods: Sequence[Pod], update_num: int, update_revision: str,
+                      among: Sequence[int] | None = None) -> list[int]:
     """Indexes of pods waiting to move towards the target revision.
 
     Forward (``update_num > 0``): pods not on the update revision; rollback: pods on it.
     PreparingDelete pods are skipped; ``Updated`` pods always qualify; others only when no
-    in-place grace period is pending.
+    in-place grace period is pending. ``among``: ascending indexes already known to be on the
+    right side of the revision test (the controller's tally); only those are read.
     """
     result: list[int] = []
-    for index, pod in enumerate(pods):
-        on_update = equal_to_revision(pod, update_revision)
-        if on_update if update_num > 0 else not on_update:
-            continue
+    for index in range(len(pods)) if among is None else among:
+        pod = pods[index]
+        if among is None:
+            on_update = equal_to_revision(pod, update_revision)
+            if on_update if update_num > 0 else not on_update:
+                continue
         state = lifecycle_state(pod)
         if state == kruise.STATE_PREPARING_DELETE:
             continue
@@ -78,22 +84,20 @@ def limit_update_candidates(
     pods: Sequence[Pod],
     target_revision: str,
     now: datetime,
+    unavailable_counts: tuple[int, int] | None = None,
 ) -> list[int]:
     """Keep at most ``|updateNum|`` candidates, stopping once the unavailability budget is used.
 
     Unavailable pods on the target revision plus pods started now stay below
     ``updateMaxUnavailable``; starting an available pod also needs the overall unavailable count
-    below it (starting an already unavailable pod costs nothing there).
+    below it (starting an already unavailable pod costs nothing there). ``unavailable_counts``:
+    ``(unavailable pods, unavailable pods on the target revision)`` when already counted.
     """
     min_ready_seconds = min_ready_seconds_of(cs)
     candidates = list(indexes[: abs(diffs.update_num)])
-    unavailable = 0
-    target_unavailable = 0
-    for pod in pods:
-        if not is_cloneset_pod_available(pod, min_ready_seconds, now):
-            unavailable += 1
-            if equal_to_revision(pod, target_revision):
-                target_unavailable += 1
+    if unavailable_counts is None:
+        unavailable_counts = count_unavailable(pods, min_ready_seconds, target_revision, now)
+    unavailable, target_unavailable = unavailable_counts
     allowed = 0
     for index in candidates:
         if target_unavailable + allowed >= diffs.update_max_unavailable:
@@ -104,6 +108,34 @@ def limit_update_candidates(
             unavailable += 1
         allowed += 1
     return candidates[:allowed]
+
+
+def count_unavailable(pods: Sequence[Pod], min_ready_seconds: int, target_revision: str,
+                      now: datetime) -> tuple[int, int]:
+    """``(unavailable pods, unavailable pods on target_revision)``."""
+    unavailable = target_unavailable = 0
+    for pod in pods:
+        if not is_cloneset_pod_available(pod, min_ready_seconds, now):
+            unavailable += 1
+            if equal_to_revision(pod, target_revision):
+                target_unavailable += 1
+    return unavailable, target_unavailable
+
+
+def first_update_candidates(pods: Sequence[Pod], indexes: Sequence[int], count: int) -> list[int]:
+    """The first ``count`` of :func:`sort_update_candidates` without priority and scatter
+    strategies (PreparingUpdate first, then the ActivePods order, ties in index order), by
+    partial selection: O(candidates) comparisons, not a full sort."""
+    if count <= 0:
+        return []
+
+    def by_active(i: int, j: int) -> int:
+        return active_pods_compare(pods[i], pods[j])
+
+    active_key = functools.cmp_to_key(by_active)
+    # heapq.nsmallest is documented to equal sorted(...)[:count], stable ties included.
+    return heapq.nsmallest(count, indexes,
+                           key=lambda i: (lifecycle_state(pods[i]) != kruise.STATE_PREPARING_UPDATE, active_key(i)))
 
 
 @dataclass(frozen=True)
@@ -123,15 +155,35 @@ def pods_to_update(
     *,
     now: datetime,
     gates: CloneSetFeatureGates,
+    tally: TallyView | None = None,
 ) -> UpdatePlan:
-    """Select, order and limit the pods to update now (nothing while paused)."""
-    diffs = calculate_diffs(cs, pods, current_revision, update_revision, now=now, gates=gates, for_scale=False)
+    """Select, order and limit the pods to update now (nothing while paused).
+
+    ``tally``: the pods' counts (see :class:`.tally.TallyView`): the counts come from it, only
+    the candidates are read, and without priority and scatter strategies only as many are
+    ordered as the limit can let through.
+    """
+    counts = None if tally is None else tally.diff_counts(update_revision, for_scale=False,
+                                                          preparing_update_as_update=False)
+    diffs = calculate_diffs(cs, pods, current_revision, update_revision, now=now, gates=gates, for_scale=False,
+                            counts=counts)
     target = update_revision if diffs.update_num >= 0 else current_revision
     if is_paused(cs) or diffs.update_num == 0:
         return UpdatePlan([], target, diffs)
-    candidates = update_candidates(pods, diffs.update_num, update_revision)
-    ordered = sort_update_candidates(cs, pods, candidates)
-    return UpdatePlan(limit_update_candidates(cs, diffs, ordered, pods, target, now), target, diffs)
+    if tally is None:
+        candidates = update_candidates(pods, diffs.update_num, update_revision)
+        ordered = sort_update_candidates(cs, pods, candidates)
+        return UpdatePlan(limit_update_candidates(cs, diffs, ordered, pods, target, now), target, diffs)
+    among = tally.indexes_on(update_revision, equal=diffs.update_num < 0)
+    candidates = update_candidates(pods, diffs.update_num, update_revision, among=among)
+    unavailable = tally.unavailable(target)
+    if priority_strategy_of(cs) or scatter_strategy_of(cs):
+        ordered = sort_update_candidates(cs, pods, candidates)
+    else:
+        # limit_update_candidates lets at most this many through, in order.
+        most = min(abs(diffs.update_num), max(diffs.update_max_unavailable - unavailable[1], 0))
+        ordered = first_update_candidates(pods, candidates, most)
+    return UpdatePlan(limit_update_candidates(cs, diffs, ordered, pods, target, now, unavailable), target, diffs)
 
 
 @dataclass(frozen=True)

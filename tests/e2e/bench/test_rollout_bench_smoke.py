@@ -48,3 +48,19 @@ def test_the_rollout_benchmark_completes_and_reports(split: bool) -> None:
             assert re.search(r"\[server [\d.]+s, controllers [\d.]+s, kubelet [\d.]+s", line), line
     assert "old pods all gone after" in output
     assert ("processes of their own" in output) == split
+
+
+def test_the_side_by_side_benchmark_runs_both_workloads_and_reports_the_ratios() -> None:
+    done = subprocess.run([sys.executable, str(ROLLOUT), "--workload", "versus", "--pods", str(PODS),
+                           "--timeout", "120"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    output = done.stdout
+    for phase in ("deployment scale", "deployment roll", "cloneset scale", "cloneset roll"):
+        lines = [line for line in output.splitlines() if line.startswith(f"versus {phase} {PODS}: complete in ")]
+        assert len(lines) == 1, output
+        writes = re.search(r"controller writes (\d+) .*; kubelet writes (\d+) ", lines[0])
+        assert writes is not None, lines[0]
+        # Scaling creates every pod; rolling rewrites every pod (new pods, or in place).
+        assert int(writes.group(1)) >= PODS, lines[0]
+    for step in ("scale", "roll"):
+        assert re.search(rf"versus ratio CloneSet/Deployment {step}: time [\d.]+x", output), output

@@ -1,5 +1,7 @@
 """The CloneSet's read-modify-write calls retry conflicts through the runtime's one
-``retry_on_conflict`` (client-go's ``DefaultRetry``: five attempts), each retry on a fresh read."""
+``retry_on_conflict`` (client-go's ``DefaultRetry``: five attempts): the first attempt from the
+copy the controller holds when the pod's containers are ready (as upstream starts from the
+informer's), else from a fresh read; each retry on a fresh read."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from kubeloop.runtime.expectations import ResourceVersionExpectations, ScaleExpe
 from tests.unit.controllers.controller_fakes import FakeApi, FakeRecorder, conflict
 
 Obj = dict[str, Any]
+SETTLED: Obj = {"conditions": [{"type": "ContainersReady", "status": "True"}]}
 
 
 class ReadingApi(FakeApi):
@@ -70,12 +73,34 @@ async def test_pods_to_delete_truncation_retries_on_a_fresh_read() -> None:
 async def test_pod_rewrites_give_up_after_five_conflicts() -> None:
     cs_control, api = control(conflicts=5, verb="update")
     with pytest.raises(Exception, match="modified"):
-        await cs_control.update_pod({"metadata": {"name": "p", "namespace": "ns"}}, lambda pod: dict(pod))
-    assert api.verbs() == [("get", "pods"), ("update", "pods")] * 5
+        await cs_control.update_pod({"metadata": {"name": "p", "namespace": "ns", "resourceVersion": "2"},
+                                     "status": SETTLED}, lambda pod: dict(pod))
+    assert api.verbs() == [("update", "pods")] + [("get", "pods"), ("update", "pods")] * 4
+    assert [b["metadata"]["resourceVersion"] for b in api.bodies] == ["2", "4", "4", "4", "4"]
 
 
 async def test_pod_rewrites_succeed_after_four_conflicts() -> None:
     cs_control, api = control(conflicts=4, verb="update_status")
-    written = await cs_control.update_pod_status({"metadata": {"name": "p", "namespace": "ns"}}, lambda pod: dict(pod))
+    cached = {"metadata": {"name": "p", "namespace": "ns", "resourceVersion": "2"}, "status": SETTLED}
+    written = await cs_control.update_pod_status(cached, lambda pod: dict(pod))
     assert written is not None and written["metadata"]["name"] == "p"
-    assert api.verbs() == [("get", "pods"), ("update_status", "pods")] * 5
+    assert api.verbs() == [("update_status", "pods")] + [("get", "pods"), ("update_status", "pods")] * 4
+    assert cached == {"metadata": {"name": "p", "namespace": "ns", "resourceVersion": "2"}, "status": SETTLED}
+
+
+async def test_a_pod_still_starting_is_read_first() -> None:
+    cs_control, api = control(conflicts=0, verb="update_status")
+    starting = {"metadata": {"name": "p", "namespace": "ns", "resourceVersion": "2"},
+                "status": {"conditions": [{"type": "ContainersReady", "status": "False"}]}}
+    await cs_control.update_pod_status(starting, lambda pod: dict(pod))
+    assert api.verbs() == [("get", "pods"), ("update_status", "pods")]
+    assert api.bodies[0]["metadata"]["resourceVersion"] == "4"
+
+
+async def test_pod_rewrite_without_a_conflict_reads_nothing() -> None:
+    cs_control, api = control(conflicts=0, verb="update")
+    written = await cs_control.update_pod(
+        {"metadata": {"name": "p", "namespace": "ns", "uid": "p-uid", "resourceVersion": "4"}, "status": SETTLED},
+        lambda pod: {**pod, "spec": {"x": 1}})
+    assert written is not None and api.verbs() == [("update", "pods")]
+    assert api.bodies[0]["spec"] == {"x": 1}

@@ -1,0 +1,341 @@
+"""Running per-CloneSet facts over its owned pods, updated from what changed.
+
+Like upstream (kruise ``cloneset_controller.go`` ``doReconcile``, ``sync/cloneset_scale.go``,
+``sync/cloneset_update.go``, ``cloneset_status.go``), every CloneSet sync used to evaluate
+every pod's predicates: the claim, the expectations check, the status counters, the scale and
+update arithmetic (``calculateDiffsWithExpectation``), the refresh pass and the update
+candidates. At thousands of pods and syncs back to back that made a scale-up quadratic.
+
+:class:`CloneSetPodTally` remembers, per pod key, the ``resourceVersion`` it last classified
+and what that version contributed (the replicaset tally's scheme,
+:mod:`kubeloop.controllers.replicaset.tally`): the controller marks the keys of pods that change
+(a synchronous change listener on the pod cache) and :meth:`CloneSetPodTally.update` re-reads
+only those. A full refresh walks every owned pod instead, when a tally starts and after the
+cache was replaced wholesale (the store's ``epoch``).
+
+Each owned pod is one of:
+
+- *claimed*: active, controlled by this CloneSet, matching its selector -- the claim keeps it
+  as it is (``ControllerRefManager`` decides CLAIMED), so the sync does not look at it again;
+- *to claim*: active but not claimed as above: goes through the claim (adopt, release, ignore);
+- *ignored*: finished or being deleted (the sync only lists those for PVC clean-up, which
+  reads the cache directly).
+
+Claimed pods are counted by :data:`GroupKey` -- revision label, lifecycle state, whether the
+``specified-delete`` label is present, and whether the pod is update-ready with
+``minReadySeconds`` 0 -- which is all the status counters and the scale/update arithmetic need
+when ``minReadySeconds`` is 0 and ``podsToDelete`` is empty (the sync falls back to the
+per-pod functions otherwise). Besides the counts the tally keeps the claimed keys by revision
+label (update candidates), the claimed pods whose refresh pass may write something
+(:func:`refresh_may_write`; the others are skipped) and the UID -> key map (the sync checks the
+pending resource-version expectations instead of every pod). Every fact is a function of the
+pod alone, so an unchanged ``resourceVersion`` means unchanged facts. The unit tests check the
+tally against a full recount after every step of random histories.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kubeloop.api import kruise
+from kubeloop.api.labels import Selector
+from kubeloop.api.meta import controller_of, labels_of, uid_of
+from kubeloop.api.pods import is_pod_active
+
+from .diffs import PodCounts
+from .inplace import has_grace_annotation, refresh
+from .lifecycle import with_initial_kruise_pod_ready
+from .podstate import is_pod_update_ready, lifecycle_state, revision_label, short_hash
+
+Obj = dict[str, Any]
+
+CLAIMED = 0
+TO_CLAIM = 1
+IGNORED = 2
+
+_QUIET_STATES = frozenset({"", kruise.STATE_NORMAL, kruise.STATE_PREPARING_DELETE})
+"""States :func:`kubeloop.controllers.cloneset.lifecycle.refreshed_state` never moves a pod out of."""
+
+_ANY_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+"""The refresh decisions :func:`refresh_may_write` asks for do not depend on the time."""
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    """What the counters need of one claimed pod."""
+
+    revision: str
+    """The ``controller-revision-hash`` label (full form as written)."""
+    state: str
+    """The lifecycle state label (``""`` when absent)."""
+    specified: bool
+    """The ``specified-delete`` label is present (whatever its value)."""
+    ready: bool
+    """Update-ready with ``minReadySeconds`` 0 (Running, Ready, ``InPlaceUpdateReady`` not False)."""
+
+
+def refresh_may_write(pod: Mapping[str, Any]) -> bool:
+    """Whether the Update step's refresh pass could write anything for ``pod``, at any time and
+    for any CloneSet: the initial ``KruisePodReady`` condition, in-place bookkeeping (a grace
+    period to finish, a batch to start, ``InPlaceUpdateReady`` to set), a lifecycle transition
+    (only from PreparingNormal, PreparingUpdate, Updating and Updated) or the missing
+    ``pod-template-hash`` label. ``False`` means the pass is a no-op for this pod."""
+    if lifecycle_state(pod) not in _QUIET_STATES or has_grace_annotation(pod):
+        return True
+    if kruise.POD_TEMPLATE_HASH_LABEL not in labels_of(pod):
+        return True
+    if with_initial_kruise_pod_ready(pod, _ANY_TIME) is not None:
+        return True
+    # Without a grace annotation the refresh's decision does not depend on the time.
+    return refresh(pod, now=_ANY_TIME).kind != "none"
+
+
+class _Member:
+    __slots__ = ("group", "kind", "quiet", "resource_version", "uid")
+
+    def __init__(self, resource_version: Any, kind: int, uid: str, group: GroupKey | None, quiet: bool) -> None:
+        self.resource_version = resource_version
+        self.kind = kind
+        self.uid = uid
+        self.group = group
+        self.quiet = quiet
+
+
+def _version(pod: Mapping[str, Any]) -> Any:
+    meta = pod.get("metadata")
+    return meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+
+
+class CloneSetPodTally:
+    """Facts over one CloneSet's owned pods; see the module docstring.
+
+    ``uid`` and ``selector_spec`` (the CloneSet's ``spec.selector`` as written) fix the
+    classification; :meth:`matches_identity` tells the controller when to start a new tally.
+    ``selector`` is the parsed form of ``selector_spec``.
+    """
+
+    def __init__(self, uid: str, selector_spec: Mapping[str, Any], selector: Selector) -> None:
+        self.uid = uid
+        self.selector_spec = selector_spec
+        self.selector = selector
+        self._members: dict[str, _Member] = {}
+        self._marked: set[str] = set()
+        self._epoch: int | None = None
+        self.groups: Counter[GroupKey] = Counter()
+        """Claimed pods by :class:`GroupKey` (no zero entries)."""
+        self.by_revision: dict[str, set[str]] = {}
+        """Keys of the claimed pods by revision label."""
+        self.to_claim: set[str] = set()
+        self.unquiet: set[str] = set()
+        """Keys of the claimed pods whose refresh may write (:func:`refresh_may_write`)."""
+        self.claimed_uids: dict[str, str] = {}
+        """UID -> key of the claimed pods."""
+
+    def matches_identity(self, uid: str, selector_spec: Mapping[str, Any]) -> bool:
+        return uid == self.uid and selector_spec == self.selector_spec
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    @property
+    def claimed(self) -> int:
+        return len(self.claimed_uids)
+
+    # -- updates --------------------------------------------------------------------------
+    def mark(self, key: str) -> None:
+        """Note that the pod under ``key`` changed (added, updated, deleted, or an owner
+        reference to this CloneSet came or went): the next :meth:`update` reads it again."""
+        self._marked.add(key)
+
+    def update(self, epoch: int, owned: AbstractSet[str], get: Callable[[str], Obj | None]) -> None:
+        """Bring the tally up to date: re-read only the marked pods, or every key of ``owned``
+        (the pods with an owner reference to this CloneSet) the first time and whenever the
+        store's ``epoch`` changed."""
+        if self._epoch != epoch:
+            self._marked.clear()
+            self.refresh(owned, get)
+            self._epoch = epoch
+            return
+        marked, self._marked = self._marked, set()
+        for key in marked:
+            pod = get(key) if key in owned else None
+            if pod is None:
+                member = self._members.pop(key, None)
+                if member is not None:
+                    self._apply(key, member, -1)
+                continue
+            self._read(key, pod)
+
+    def refresh(self, owned: AbstractSet[str], get: Callable[[str], Obj | None]) -> None:
+        """Visit every key of ``owned``; members no longer owned or readable leave."""
+        live = 0
+        for key in owned:
+            pod = get(key)
+            if pod is None:
+                continue
+            live += 1
+            self._read(key, pod)
+        if len(self._members) != live:
+            for key in [key for key in self._members if key not in owned or get(key) is None]:
+                self._apply(key, self._members.pop(key), -1)
+
+    def _read(self, key: str, pod: Obj) -> None:
+        member = self._members.get(key)
+        version = _version(pod)
+        if member is not None:
+            if version and member.resource_version == version:
+                return
+            self._apply(key, member, -1)
+        member = self._classify(pod, version)
+        self._members[key] = member
+        self._apply(key, member, 1)
+
+    def _classify(self, pod: Obj, version: Any) -> _Member:
+        uid = uid_of(pod)
+        if not is_pod_active(pod):
+            return _Member(version, IGNORED, uid, None, True)
+        reference = controller_of(pod)
+        if reference is None or reference.get("uid") != self.uid or not self.selector.matches(labels_of(pod)):
+            return _Member(version, TO_CLAIM, uid, None, True)
+        group = GroupKey(revision_label(pod), lifecycle_state(pod), kruise.SPECIFIED_DELETE_LABEL in labels_of(pod),
+                         is_pod_update_ready(pod, 0, _ANY_TIME))
+        return _Member(version, CLAIMED, uid, group, not refresh_may_write(pod))
+
+    def _apply(self, key: str, member: _Member, sign: int) -> None:
+        if member.kind == TO_CLAIM:
+            if sign > 0:
+                self.to_claim.add(key)
+            else:
+                self.to_claim.discard(key)
+            return
+        if member.kind != CLAIMED or member.group is None:
+            return
+        group = member.group
+        self.groups[group] += sign
+        if self.groups[group] <= 0:
+            del self.groups[group]
+        keys = self.by_revision.setdefault(group.revision, set())
+        if sign > 0:
+            keys.add(key)
+            self.claimed_uids[member.uid] = key
+            if not member.quiet:
+                self.unquiet.add(key)
+        else:
+            keys.discard(key)
+            if not keys:
+                del self.by_revision[group.revision]
+            if self.claimed_uids.get(member.uid) == key:
+                del self.claimed_uids[member.uid]
+            self.unquiet.discard(key)
+
+    # -- reads ----------------------------------------------------------------------------
+    def claimed_keys(self) -> list[str]:
+        """Keys of the claimed pods, in key order (as the cache lists them)."""
+        return sorted(self.claimed_uids.values())
+
+    def view(self, keys: list[str]) -> TallyView:
+        """The counts for a sync whose pod list is the pods of ``keys`` (:meth:`claimed_keys`), in
+        that order. The view shares the tally's sets: use it before the next :meth:`update`."""
+        return TallyView(self.groups, self.by_revision, self.unquiet, {key: i for i, key in enumerate(keys)})
+
+
+def label_equals_revision(label: str, revision_name: str) -> bool:
+    """:func:`kubeloop.controllers.cloneset.podstate.equal_to_revision` on the label's value."""
+    return label == revision_name or short_hash(label) == short_hash(revision_name)
+
+
+def _available(group: GroupKey) -> bool:
+    """Available with ``minReadySeconds`` 0: update-ready and in state ``""`` or ``Normal``."""
+    return group.ready and group.state in ("", kruise.STATE_NORMAL)
+
+
+@dataclass(frozen=True)
+class TallyView:
+    """What one sync reads from the tally, beside the pod list it was built with.
+
+    Valid only while ``minReadySeconds`` is 0 and ``podsToDelete`` is empty: availability is
+    then a function of the pod alone, and "specified for deletion" is the label alone.
+    """
+
+    groups: Mapping[GroupKey, int]
+    by_revision: Mapping[str, AbstractSet[str]]
+    """Keys of the claimed pods, by revision label."""
+    unquiet_keys: AbstractSet[str]
+    index_of: Mapping[str, int]
+    """Key -> index into the sync's pod list."""
+
+    @property
+    def unquiet(self) -> list[int]:
+        """Indexes (ascending) of the pods whose refresh may write."""
+        return sorted(self.index_of[key] for key in self.unquiet_keys)
+
+    def diff_counts(self, update_revision: str, *, for_scale: bool, preparing_update_as_update: bool) -> PodCounts:
+        """:func:`kubeloop.controllers.cloneset.diffs.count_pods` from the groups."""
+        total = {True: 0, False: 0}
+        active = {True: 0, False: 0}
+        unavailable = {True: 0, False: 0}
+        to_delete = {True: 0, False: 0}
+        pre_deleting = {True: 0, False: 0}
+        pods = 0
+        for group, count in self.groups.items():
+            pods += count
+            new = label_equals_revision(group.revision, update_revision) or (
+                for_scale and preparing_update_as_update and group.state == kruise.STATE_PREPARING_UPDATE)
+            total[new] += count
+            if group.state == kruise.STATE_PREPARING_DELETE:
+                pre_deleting[new] += count
+                continue
+            active[new] += count
+            if group.specified:
+                to_delete[new] += count
+            elif not _available(group):
+                unavailable[new] += count
+        return PodCounts(pods, total, active, unavailable, to_delete, pre_deleting)
+
+    def status_counts(self, update_revision: str) -> dict[str, int]:
+        """The pod counters of the status (``replicas`` ... ``updatedAvailableReplicas``)."""
+        counts = dict.fromkeys(("replicas", "readyReplicas", "availableReplicas", "updatedReplicas",
+                                "updatedReadyReplicas", "updatedAvailableReplicas"), 0)
+        for group, count in self.groups.items():
+            available = _available(group)
+            updated = label_equals_revision(group.revision, update_revision)
+            counts["replicas"] += count
+            counts["readyReplicas"] += count if group.ready else 0
+            counts["availableReplicas"] += count if available else 0
+            if updated:
+                counts["updatedReplicas"] += count
+                counts["updatedReadyReplicas"] += count if group.ready else 0
+                counts["updatedAvailableReplicas"] += count if available else 0
+        return counts
+
+    def unavailable(self, target_revision: str) -> tuple[int, int]:
+        """``(unavailable pods, unavailable pods on target_revision)``."""
+        unavailable = on_target = 0
+        for group, count in self.groups.items():
+            if not _available(group):
+                unavailable += count
+                if label_equals_revision(group.revision, target_revision):
+                    on_target += count
+        return unavailable, on_target
+
+    def has_planned_deletions(self) -> bool:
+        """Whether some pod is specified for deletion or PreparingDelete."""
+        return any(g.specified or g.state == kruise.STATE_PREPARING_DELETE for g in self.groups)
+
+    def indexes_on(self, revision_name: str, *, equal: bool) -> list[int]:
+        """Ascending indexes of the pods whose revision label is (``equal``) or is not that revision."""
+        found: list[int] = []
+        index_of = self.index_of
+        for label, keys in self.by_revision.items():
+            if label_equals_revision(label, revision_name) == equal:
+                found.extend(index_of[key] for key in keys)
+        found.sort()
+        return found
+
+    def revision_labels(self) -> list[str]:
+        return list(self.by_revision)

@@ -1,0 +1,194 @@
+"""The CloneSet pod tally equals a full recount after every step of random pod histories, and
+the refresh pass it skips is a no-op for every pod it calls quiet."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubeloop.api import kruise
+from kubeloop.api.labels import selector_from_label_selector
+from kubeloop.api.meta import format_time
+from kubeloop.api.pods import is_pod_active
+from kubeloop.controllers.cloneset.diffs import count_pods
+from kubeloop.controllers.cloneset.inplace import pod_update_completed, refresh
+from kubeloop.controllers.cloneset.lifecycle import refreshed_state, with_initial_kruise_pod_ready
+from kubeloop.controllers.cloneset.options import CloneSetFeatureGates
+from kubeloop.controllers.cloneset.podstate import equal_to_revision
+from kubeloop.controllers.cloneset.revisions import live_revision_names
+from kubeloop.controllers.cloneset.status import calculate_status
+from kubeloop.controllers.cloneset.tally import CloneSetPodTally, refresh_may_write
+from kubeloop.controllers.cloneset.update import count_unavailable, pod_template_hash_patch
+
+Obj = dict[str, Any]
+NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
+UID = "cs-uid"
+SELECTOR_SPEC = {"matchLabels": {"app": "web"}}
+SELECTOR = selector_from_label_selector(SELECTOR_SPEC)
+REVISIONS = ["web-abc", "web-def"]
+STATES = ["", kruise.STATE_NORMAL, kruise.STATE_PREPARING_NORMAL, kruise.STATE_PREPARING_UPDATE,
+          kruise.STATE_UPDATING, kruise.STATE_UPDATED, kruise.STATE_PREPARING_DELETE]
+CS: Obj = {"metadata": {"name": "web", "namespace": "default", "uid": UID, "generation": 1},
+           "spec": {"replicas": 5, "selector": SELECTOR_SPEC}}
+
+pod_states = st.fixed_dictionaries({
+    "phase": st.sampled_from(["Pending", "Running", "Running", "Succeeded", "Failed"]),
+    "ready": st.sampled_from([None, False, True, True]),
+    "in_place_ready": st.sampled_from([None, "True", "False"]),
+    "deleting": st.booleans(),
+    "owner": st.sampled_from([UID, UID, UID, "other-uid"]),
+    "controller": st.sampled_from([True, True, False]),
+    "app": st.sampled_from(["web", "web", "db"]),
+    "revision": st.sampled_from([None, "web-abc", "abc", "web-def", "x-def", "web-xyz"]),
+    "state": st.sampled_from(STATES),
+    "specified": st.sampled_from([None, "true", "false"]),
+    "hash_label": st.booleans(),
+    "gates": st.sampled_from([(), (kruise.KRUISE_POD_READY,), (kruise.INPLACE_UPDATE_READY,)]),
+    "kruise_ready": st.booleans(),
+    "grace": st.booleans(),
+})
+steps = st.lists(st.tuples(st.integers(0, 7), st.one_of(st.none(), pod_states)), min_size=1, max_size=25)
+
+
+def make_pod(name: str, version: int, state: dict[str, Any]) -> Obj:
+    labels: Obj = {"app": state["app"]}
+    if state["revision"] is not None:
+        labels[kruise.CONTROLLER_REVISION_HASH_LABEL] = state["revision"]
+        if state["hash_label"]:
+            labels[kruise.POD_TEMPLATE_HASH_LABEL] = state["revision"].rsplit("-", 1)[-1]
+    if state["state"]:
+        labels[kruise.LIFECYCLE_STATE_LABEL] = state["state"]
+    if state["specified"] is not None:
+        labels[kruise.SPECIFIED_DELETE_LABEL] = state["specified"]
+    meta: Obj = {"name": name, "namespace": "default", "uid": f"uid-{name}", "resourceVersion": str(version),
+                 "labels": labels,
+                 "ownerReferences": [{"apiVersion": kruise.API_VERSION, "kind": kruise.CLONESET_KIND, "name": "web",
+                                      "uid": state["owner"], "controller": state["controller"]}]}
+    if state["deleting"]:
+        meta["deletionTimestamp"] = format_time(NOW)
+    if state["grace"]:
+        meta["annotations"] = {kruise.INPLACE_UPDATE_GRACE_ANNOTATION: '{"revision": "web-def"}'}
+    conditions: list[Obj] = []
+    if state["ready"] is not None:
+        conditions.append({"type": "Ready", "status": "True" if state["ready"] else "False",
+                           "lastTransitionTime": format_time(NOW - timedelta(seconds=5))})
+    if state["in_place_ready"] is not None:
+        conditions.append({"type": kruise.INPLACE_UPDATE_READY, "status": state["in_place_ready"]})
+    if state["kruise_ready"]:
+        conditions.append({"type": kruise.KRUISE_POD_READY, "status": "True"})
+    return {"metadata": meta,
+            "spec": {"containers": [{"name": "app", "image": "nginx"}],
+                     "readinessGates": [{"conditionType": gate} for gate in state["gates"]]},
+            "status": {"phase": state["phase"], "conditions": conditions}}
+
+
+def is_claimed(pod: Obj) -> bool:
+    reference = pod["metadata"]["ownerReferences"][0]
+    return (is_pod_active(pod) and reference["controller"] and reference["uid"] == UID
+            and SELECTOR.matches(pod["metadata"]["labels"]))
+
+
+def check(tally: CloneSetPodTally, pods: dict[str, Obj], owned: set[str]) -> None:
+    """Every read of the tally against the per-pod functions on the claimed pods."""
+    claimed_keys = sorted(k for k in owned if is_claimed(pods[k]))
+    to_claim = {k for k in owned if is_pod_active(pods[k]) and not is_claimed(pods[k])}
+    assert tally.claimed_keys() == claimed_keys
+    assert tally.to_claim == to_claim
+    assert tally.claimed_uids == {pods[k]["metadata"]["uid"]: k for k in claimed_keys}
+    claimed = [pods[k] for k in claimed_keys]
+    view = tally.view(claimed_keys)
+    for update in REVISIONS:
+        for for_scale in (False, True):
+            for as_update in (False, True):
+                expected = count_pods(CS, claimed, update, now=NOW, for_scale=for_scale,
+                                      gates=CloneSetFeatureGates(preparing_update_as_update=as_update))
+                assert view.diff_counts(update, for_scale=for_scale, preparing_update_as_update=as_update) == expected
+        status, _ = calculate_status(CS, claimed, update_revision=update, current_revision=REVISIONS[0],
+                                     collision_count=0, label_selector="app=web", now=NOW)
+        counted, _ = calculate_status(CS, [], update_revision=update, current_revision=REVISIONS[0],
+                                      collision_count=0, label_selector="app=web", now=NOW,
+                                      pod_counts=view.status_counts(update))
+        assert counted == status
+        assert view.unavailable(update) == count_unavailable(claimed, 0, update, NOW)
+        for equal in (False, True):
+            assert view.indexes_on(update, equal=equal) == [
+                i for i, pod in enumerate(claimed) if equal_to_revision(pod, update) == equal]
+    assert view.unquiet == [i for i, pod in enumerate(claimed) if refresh_may_write(pod)]
+    assert view.has_planned_deletions() == any(
+        kruise.SPECIFIED_DELETE_LABEL in p["metadata"]["labels"]
+        or p["metadata"]["labels"].get(kruise.LIFECYCLE_STATE_LABEL) == kruise.STATE_PREPARING_DELETE for p in claimed)
+    revisions = [{"metadata": {"name": name}} for name in ["web-abc", "web-def", "web-xyz", "web-old"]]
+    assert live_revision_names("a", "b", claimed, revisions, labels=view.revision_labels()) == \
+        live_revision_names("a", "b", claimed, revisions)
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps)
+def test_tally_matches_a_full_recount_after_every_step(history: list[tuple[int, Any]]) -> None:
+    # Two tallies follow the same history: one re-reads every owned pod at each step, the other
+    # only the pods marked as changed (as the controller's cache listener marks them).
+    full = CloneSetPodTally(UID, SELECTOR_SPEC, SELECTOR)
+    marked = CloneSetPodTally(UID, SELECTOR_SPEC, SELECTOR)
+    pods: dict[str, Obj] = {}
+    for version, (index, state) in enumerate(history, start=1):
+        key = f"default/p{index}"
+        if state is None:
+            pods.pop(key, None)
+        else:
+            pods[key] = make_pod(f"p{index}", version, state)
+        marked.mark(key)
+        # What the owner-UID index holds for this CloneSet: pods with any reference to it.
+        owned = {k for k, pod in pods.items() if pod["metadata"]["ownerReferences"][0]["uid"] == UID}
+        full.refresh(owned, pods.get)
+        marked.update(0, owned, pods.get)
+        for tally in (full, marked):
+            assert len(tally) == len(owned)
+            check(tally, pods, owned)
+
+
+@settings(max_examples=100, deadline=None)
+@given(pod_states, st.sampled_from([None, {"preNormal": {"labelsHandler": {"hold": "true"}}},
+                                    {"inPlaceUpdate": {"labelsHandler": {"hold": "true"}}}]),
+       st.sampled_from(REVISIONS), st.integers(0, 3600))
+def test_a_quiet_pod_refreshes_to_nothing(state: dict[str, Any], lifecycle: Obj | None, update: str,
+                                          seconds: int) -> None:
+    pod = make_pod("p", 1, state)
+    if refresh_may_write(pod):
+        return
+    now = NOW + timedelta(seconds=seconds)
+    cs = {**CS, "spec": {**CS["spec"], **({"lifecycle": lifecycle} if lifecycle else {})}}
+    assert with_initial_kruise_pod_ready(pod, now) is None
+    assert refresh(pod, now=now).kind == "none"
+    assert refreshed_state(cs, pod, update, update_completed=pod_update_completed(pod)) is None
+    assert pod_template_hash_patch(pod) is None
+
+
+def test_update_reads_everything_again_when_the_store_epoch_changes() -> None:
+    tally = CloneSetPodTally(UID, SELECTOR_SPEC, SELECTOR)
+    state = {"phase": "Running", "ready": True, "in_place_ready": None, "deleting": False, "owner": UID,
+             "controller": True, "app": "web", "revision": "web-abc", "state": "", "specified": None,
+             "hash_label": True, "gates": (), "kruise_ready": False, "grace": False}
+    pods = {"default/a": make_pod("a", 1, state)}
+    tally.update(0, set(pods), pods.get)
+    assert tally.claimed == 1
+    # Changed without a mark (a wholesale replace): only a new epoch makes the tally look again.
+    pods["default/b"] = make_pod("b", 2, state)
+    tally.update(0, set(pods), pods.get)
+    assert tally.claimed == 1
+    tally.update(1, set(pods), pods.get)
+    assert tally.claimed == 2
+    # A pod whose owner reference to the CloneSet went away leaves on its mark.
+    del pods["default/a"]
+    tally.mark("default/a")
+    tally.update(1, {"default/b"}, pods.get)
+    assert tally.claimed_keys() == ["default/b"]
+
+
+def test_identity_changes_with_selector_or_uid() -> None:
+    tally = CloneSetPodTally(UID, SELECTOR_SPEC, SELECTOR)
+    assert tally.matches_identity(UID, {"matchLabels": {"app": "web"}})
+    assert not tally.matches_identity("other", SELECTOR_SPEC)
+    assert not tally.matches_identity(UID, {"matchLabels": {"app": "db"}})
