@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,43 @@ def prepare_data(checkout: Path, data: Path) -> None:
         server.wait(600)
 
 
+Post = Callable[[str, dict[str, Any]], None]
+
+
+def _serve_under_callgrind(checkout: Path, serve: Path, data: Path, out: Path, *options: str,
+                           ) -> tuple[subprocess.Popen[str], http.client.HTTPSConnection, Post]:
+    """``checkout``'s server on ``data`` under callgrind (``options`` added), a keep-alive TLS
+    connection to it, and a ``post(path, body)`` that expects 201."""
+    server = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", *options, f"--callgrind-out-file={out}", sys.executable, str(serve),
+         str(data)],
+        cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout)}, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert server.stdin is not None and server.stdout is not None
+    url, token, ca = json.loads(server.stdout.readline())
+    found = re.match(r"https://([^:]+):(\d+)", url)
+    assert found is not None
+    connection = http.client.HTTPSConnection(found[1], int(found[2]), timeout=600,
+                                             context=ssl.create_default_context(cafile=ca))
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    def post(path: str, body: dict[str, Any]) -> None:
+        connection.request("POST", path, body=json.dumps(body), headers=headers)
+        response = connection.getresponse()
+        response.read()
+        if response.status != 201:
+            raise RuntimeError(f"{path}: {response.status}")
+
+    return server, connection, post
+
+
+def _namespaces(post: Post) -> None:
+    """The pods' namespaces, then a pause while each one's default ServiceAccount appears."""
+    for index in range(NAMESPACES):
+        post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{index:02d}"}})
+    time.sleep(2)
+
+
 def count_instructions(checkout: Path, creates: int, as_admitted: bool, prepared: Path | None = None) -> int:
     """Total instructions of one server run under callgrind that served ``creates`` pod creates,
     starting from a copy of the data directory ``prepared`` (see :func:`prepare_data`) if given."""
@@ -92,29 +130,9 @@ def count_instructions(checkout: Path, creates: int, as_admitted: bool, prepared
             shutil.copytree(prepared, data)
         else:
             data.mkdir()
-        server = subprocess.Popen(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, str(serve), str(data)],
-            cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout)}, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        assert server.stdin is not None and server.stdout is not None
-        url, token, ca = json.loads(server.stdout.readline())
-        found = re.match(r"https://([^:]+):(\d+)", url)
-        assert found is not None
-        connection = http.client.HTTPSConnection(found[1], int(found[2]), timeout=600,
-                                                 context=ssl.create_default_context(cafile=ca))
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-
-        def post(path: str, body: dict[str, Any]) -> None:
-            connection.request("POST", path, body=json.dumps(body), headers=headers)
-            response = connection.getresponse()
-            response.read()
-            if response.status != 201:
-                raise RuntimeError(f"{path}: {response.status}")
-
-        for index in range(NAMESPACES):
-            post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                        "metadata": {"name": f"team-{index:02d}"}})
-        time.sleep(2)  # each namespace's default ServiceAccount appears
+        server, connection, post = _serve_under_callgrind(checkout, serve, data, out)
+        assert server.stdin is not None
+        _namespaces(post)
         for index in range(creates):
             pod = pod_body(index, as_admitted)
             post(f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods", pod)
@@ -136,33 +154,13 @@ def count_warm(checkout: Path, creates: int, as_admitted: bool) -> int:
         serve.write_text(_SERVE)
         data = Path(work) / "data"
         data.mkdir()
-        server = subprocess.Popen(
-            ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", sys.executable,
-             str(serve), str(data)],
-            cwd=checkout, env={**os.environ, "PYTHONPATH": str(checkout)}, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        assert server.stdin is not None and server.stdout is not None
-        url, token, ca = json.loads(server.stdout.readline())
-        found = re.match(r"https://([^:]+):(\d+)", url)
-        assert found is not None
-        connection = http.client.HTTPSConnection(found[1], int(found[2]), timeout=600,
-                                                 context=ssl.create_default_context(cafile=ca))
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-
-        def post(path: str, body: dict[str, Any]) -> None:
-            connection.request("POST", path, body=json.dumps(body), headers=headers)
-            response = connection.getresponse()
-            response.read()
-            if response.status != 201:
-                raise RuntimeError(f"{path}: {response.status}")
+        server, connection, post = _serve_under_callgrind(checkout, serve, data, out, "--instr-atstart=no")
+        assert server.stdin is not None
 
         def control(*args: str) -> None:
             subprocess.run(["callgrind_control", *args, str(server.pid)], check=True, capture_output=True)
 
-        for index in range(NAMESPACES):
-            post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                        "metadata": {"name": f"team-{index:02d}"}})
-        time.sleep(2)
+        _namespaces(post)
         for index in range(20):
             pod = pod_body(100_000 + index, as_admitted)
             post(f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods", pod)

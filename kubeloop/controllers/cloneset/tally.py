@@ -44,7 +44,7 @@ from typing import Any
 
 from kubeloop.api import kruise
 from kubeloop.api.labels import Selector
-from kubeloop.api.meta import controller_of, labels_of, uid_of
+from kubeloop.api.meta import controller_of, labels_of, resource_version_of, uid_of
 from kubeloop.api.pods import is_pod_active
 
 from .diffs import PodCounts
@@ -104,11 +104,6 @@ class _Member:
         self.uid = uid
         self.group = group
         self.quiet = quiet
-
-
-def _version(pod: Mapping[str, Any]) -> Any:
-    meta = pod.get("metadata")
-    return meta.get("resourceVersion") if isinstance(meta, Mapping) else None
 
 
 class CloneSetPodTally:
@@ -186,7 +181,7 @@ class CloneSetPodTally:
 
     def _read(self, key: str, pod: Obj) -> None:
         member = self._members.get(key)
-        version = _version(pod)
+        version = resource_version_of(pod)
         if member is not None:
             if version and member.resource_version == version:
                 return

@@ -31,6 +31,7 @@ from typing import Any
 from sortedcontainers import SortedList
 
 from kubeloop.api.labels import Selector
+from kubeloop.api.meta import resource_version_of
 from kubeloop.controllers.replicaset.podfacts import PodFactsCache
 from kubeloop.controllers.replicaset.status import ReplicaCounts
 
@@ -67,11 +68,6 @@ class _Member:
         self.fully_labeled = fully_labeled
         self.ready = ready
         self.ready_since = ready_since
-
-
-def _version(pod: Mapping[str, Any]) -> Any:
-    meta = pod.get("metadata")
-    return meta.get("resourceVersion") if isinstance(meta, Mapping) else None
 
 
 class OwnedPodTally:
@@ -150,7 +146,7 @@ class OwnedPodTally:
         member = self._members.get(key)
         meta = pod.get("metadata")
         # Cached objects are plain dicts: skip the slower Mapping check in the usual case.
-        version = meta.get("resourceVersion") if type(meta) is dict else _version(pod)
+        version = meta.get("resourceVersion") if type(meta) is dict else resource_version_of(pod)
         if member is not None:
             if version and member.resource_version == version:
                 return
