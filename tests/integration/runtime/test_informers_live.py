@@ -69,6 +69,8 @@ async def test_relist_after_410_with_a_small_watch_window(start_server: StartSer
         await eventually(lambda: len(informer.indexer) == 13 and informer.indexer.get("default/keep") is None,
                          timeout=10, interval=0.01)
         assert informer.reflector.lists > lists_before
+        # Handlers run from their own queue, after the cache changed: wait for the delivery.
+        await eventually(lambda: len(deleted) >= 1, timeout=10, interval=0.01)
         assert len(deleted) == 1
         await informer.stop()
 
