@@ -22,6 +22,7 @@ from kubeloop.api.status import (
     not_supported,
     unsupported_media_type_error,
 )
+from kubeloop.server.codec import protobuf_depth
 from kubeloop.server.codec.bodies import decode_protobuf_body
 from kubeloop.server.nesting import MAX_DEPTH, encodes_within, object_too_deep, raw_json_within
 from kubeloop.server.yaml_body import YamlBodyError, load_yaml
@@ -107,7 +108,11 @@ def decode_document(raw: bytes, content_type: str | None, *, into: tuple[str, st
     if kind in (YAML, "application/x-yaml", "text/yaml"):
         return decode_yaml(raw)
     if kind == PROTOBUF:
-        return _bounded(decode_protobuf_body(raw, into, custom=custom), "error decoding body")
+        doc = decode_protobuf_body(raw, into, custom=custom)
+        # The message schema and the body's brackets bound most bodies' depth: not re-encoded.
+        if protobuf_depth.surely_within(raw, doc["apiVersion"], doc["kind"], MAX_DEPTH):
+            return doc
+        return _bounded(doc, "error decoding body")
     raise unsupported_media_type_error(kind, BODY_TYPES)
 
 

@@ -52,13 +52,12 @@ import base64
 import binascii
 import functools
 import struct
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
 
-from kubeloop.server.codec import gotext, protobuf_library, protobuf_memo, protobuf_writer
+from kubeloop.server.codec import gotext, protobuf_cache, protobuf_library, protobuf_memo, protobuf_writer
 from kubeloop.server.codec.protobuf_memo import memo_reader, memoized
 from kubeloop.server.kinds import wire
 
@@ -796,74 +795,8 @@ def _list_items(name: str) -> tuple[int, str] | None:
     return last["n"], last["t"]
 
 
-class _MessageCache:
-    """Recently written messages, by message and the object's JSON text.
-
-    One stored object is written many times: to every watcher of its kind, in every list and on
-    every get. Its JSON text (orjson, a few microseconds) names it exactly; the message is
-    written once, until the cache's size bound pushes it out (least recently used first).
-    """
-
-    def __init__(self, limit: int) -> None:
-        self._entries: OrderedDict[tuple[str, bytes], bytes] = OrderedDict()
-        self._size = 0
-        self._limit = limit
-
-    def message(self, name: str, obj: Mapping[str, Any]) -> bytes:
-        """The message ``name`` of ``obj``."""
-        return self.written(name, obj, protobuf_writer.encode_message)
-
-    def written(self, name: str, obj: Mapping[str, Any], write: Callable[[Mapping[str, Any], str], bytes]) -> bytes:
-        """``write(obj, name)``, or what it gave for the same ``name`` and JSON text before."""
-        try:
-            key = (name, orjson.dumps(obj))
-        except TypeError:
-            return write(obj, name)
-        entries = self._entries
-        found = entries.get(key)
-        if found is not None:
-            entries.move_to_end(key)
-            return found
-        return self._store(key, write(obj, name))
-
-    def _store(self, key: tuple[str, bytes], data: bytes) -> bytes:
-        entries = self._entries
-        entries[key] = data
-        self._size += len(key[1]) + len(data)
-        while self._size > self._limit and entries:
-            (_, text), old = entries.popitem(last=False)
-            self._size -= len(text) + len(old)
-        return data
-
-    def items(self, head: bytes, tag: bytes, name: str, objs: Iterable[Mapping[str, Any]]) -> list[bytes]:
-        """The parts of a list's message: ``head``, then each item's ``tag``, length and message
-        ``name`` (as :meth:`message` gives it), in one loop: a list's items are its cost."""
-        parts = [head]
-        entries = self._entries
-        dumps = orjson.dumps
-        varint = protobuf_writer.varint
-        for obj in objs:
-            try:
-                key = (name, dumps(obj))
-            except TypeError:
-                data = protobuf_writer.encode_message(obj, name)
-            else:
-                found = entries.get(key)
-                if found is None:
-                    data = self._store(key, protobuf_writer.encode_message(obj, name))
-                else:
-                    entries.move_to_end(key)
-                    data = found
-            parts += (tag, varint(len(data)), data)
-        return parts
-
-    def clear(self) -> None:
-        self._entries.clear()
-        self._size = 0
-
-
-_CACHE = _MessageCache(32 << 20)
-"""32 MiB of JSON keys and messages: some ten thousand pods."""
+_CACHE = protobuf_cache.MessageCache(32 << 20)
+"""32 MiB of JSON keys and messages, and as much for objects: some ten thousand pods each."""
 
 
 def clear_cache() -> None:
@@ -901,18 +834,29 @@ def encode(obj: Mapping[str, Any]) -> bytes:
 def _write_body(obj: Mapping[str, Any], _: str) -> bytes:
     api_version = str(obj.get("apiVersion") or "")
     kind = str(obj.get("kind") or "")
-    name = wire.message_name(api_version, kind)
-    if name is None or _list_items(name) is not None:
+    found = _body_writer(api_version, kind)
+    if found is None:
         raw = _write_message(obj, api_version, kind, cached=False)
         return _envelope_head(api_version, kind) + protobuf_writer.varint(len(raw)) + raw + _ENVELOPE_TAIL
     # The object's message written in place after the envelope's head, its length put in front
     # of it afterwards: the bytes are copied once, not once per enclosing field.
-    out = bytearray(_envelope_head(api_version, kind))
+    head, write = found
+    out = bytearray(head)
     start = len(out)
-    protobuf_writer.writer(name)(obj, out)
+    write(obj, out)
     out[start:start] = protobuf_writer.varint(len(out) - start)
     out += _ENVELOPE_TAIL
     return bytes(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _body_writer(api_version: str, kind: str) -> tuple[bytes, protobuf_writer.Writer] | None:
+    """The envelope's head and the message writer of a kind's bodies; None for lists (written
+    with their items apart) and for kinds without a message (refused by the writing)."""
+    name = wire.message_name(api_version, kind)
+    if name is None or _list_items(name) is not None:
+        return None
+    return _envelope_head(api_version, kind), protobuf_writer.writer(name)
 
 
 _ENVELOPE_TAIL = b"\x1a\x00\x22\x00"
@@ -992,13 +936,13 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
         api_version, kind, raw_start, raw_stop = _envelope(body)
     except _GoError as error:
         raise _error(str(error), body, into_kind) from None
-    envelope_text = f'runtime.TypeMeta{{APIVersion:"{api_version}", Kind:"{kind}"}}'
+    envelope = (api_version, kind)
     if into is not None:
         api_version, kind = _kind_defaults(api_version, kind, into)
     if not kind:
-        raise _error(f"Object 'Kind' is missing in '{envelope_text}'", body, into_kind)
+        raise _error(f"Object 'Kind' is missing in '{_type_meta_text(*envelope)}'", body, into_kind)
     if not wire.split_api_version(api_version)[1]:
-        raise _error(f"Object 'apiVersion' is missing in '{envelope_text}'", body, into_kind)
+        raise _error(f"Object 'apiVersion' is missing in '{_type_meta_text(*envelope)}'", body, into_kind)
     name = wire.message_name(api_version, kind)
     if name is None:
         raise _error(f'no kind "{kind}" is registered for version "{api_version}" in scheme '
@@ -1013,6 +957,11 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
     except (binascii.Error, ValueError) as error:
         raise _error(str(error), body, into_kind, api_version, kind) from None
     return obj
+
+
+def _type_meta_text(api_version: str, kind: str) -> str:
+    """The envelope's type as Go's ``%+v`` prints it in the missing-kind errors."""
+    return f'runtime.TypeMeta{{APIVersion:"{api_version}", Kind:"{kind}"}}'
 
 
 def _envelope(body: bytes) -> tuple[str, str, int, int]:

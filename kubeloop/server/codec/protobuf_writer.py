@@ -125,6 +125,18 @@ def _string(value: str) -> bytes:
     return varint(len(text)) + text
 
 
+def _unique_string(value: str) -> bytes:
+    """:func:`_string` for strings that never recur (:data:`_UNIQUE`): kept, they would only
+    push the recurring ones out of its cache (a list of 5,000 pods holds 15,000 of them)."""
+    text = value.encode()
+    return varint(len(text)) + text
+
+
+_UNIQUE = frozenset({("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", name)
+                     for name in ("name", "uid", "resourceVersion")})
+"""(message, field) of strings that name one object (or one version of it)."""
+
+
 _DELIMITED_SPECIALS: dict[str, Callable[[Any], bytes]] = {
     "time": _time, "microtime": _microtime, "quantity": _quantity, "intstr": _intstr, "duration": _duration}
 """Special types written as one cached ``bytes`` (length prefix included) per value."""
@@ -211,6 +223,7 @@ class _Generator:
         self.namespace: dict[str, Any] = {
             "_varint": varint, "_b64decode": base64.b64decode, "_pack_d": struct.Struct("<d").pack,
             "_pack_f": struct.Struct("<f").pack, "_Mapping": Mapping, "_sorted": sorted, "_string": _string,
+            "_unique_string": _unique_string,
         }
         self.names: dict[str, str] = {}
         self.zeros: dict[str, bytes] = {}
@@ -254,12 +267,12 @@ class _Generator:
                  "        obj = {}",
                  "    get = obj.get"]
         for entry in fields:
-            lines.extend(self._field(entry))
+            lines.extend(self._field(entry, (name, entry["name"]) in _UNIQUE))
         if len(lines) == 4:
             lines.append("    pass")
         return "\n".join(lines) + "\n"
 
-    def _field(self, entry: Mapping[str, Any]) -> list[str]:
+    def _field(self, entry: Mapping[str, Any], unique: bool) -> list[str]:
         number: int = entry["n"]
         type_name: str = entry["t"]
         if entry.get("inline"):
@@ -281,6 +294,8 @@ class _Generator:
             lines.extend(self._value(1, entry["map"], "k", "            "))
             lines.extend(self._value(2, type_name, "y", "            "))
             lines.extend(_length("            ", start="t"))
+        elif unique:
+            lines += [f"        out += {_tag(number, 2)!r}", "        out += _unique_string(v)"]
         else:
             lines.extend(self._value(number, type_name, "v", "        "))
         return lines
