@@ -10,7 +10,6 @@ hooks first.
 
 from __future__ import annotations
 
-import functools
 import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from .diffs import ExpectationDiffs, calculate_diffs
 from .inplace import UpdateSpec, calculate_in_place_update_spec, has_grace_annotation
 from .lifecycle import is_pod_hooked, marks_pod_not_ready
 from .options import CloneSetFeatureGates
-from .ordering import active_pods_compare, priority_sort, scatter_sort
+from .ordering import active_pods_key, priority_sort, scatter_sort
 from .podstate import equal_to_revision, is_cloneset_pod_available, lifecycle_state
 from .spec import (
     grace_period_seconds_of,
@@ -68,10 +67,7 @@ def update_candidates(pods: Sequence[Pod], update_num: int, update_revision: str
 def sort_update_candidates(cs: Mapping[str, Any], pods: Sequence[Pod], indexes: Sequence[int]) -> list[int]:
     """Default (ActivePods) order, then priority, then scatter; PreparingUpdate pods first."""
 
-    def by_active(i: int, j: int) -> int:
-        return active_pods_compare(pods[i], pods[j])
-
-    ordered = sorted(indexes, key=functools.cmp_to_key(by_active))
+    ordered = sorted(indexes, key=lambda i: active_pods_key(pods[i]))
     ordered = priority_sort(priority_strategy_of(cs), pods, ordered)
     ordered = scatter_sort(scatter_strategy_of(cs), pods, ordered)
     return sorted(ordered, key=lambda i: lifecycle_state(pods[i]) != kruise.STATE_PREPARING_UPDATE)
@@ -129,13 +125,10 @@ def first_update_candidates(pods: Sequence[Pod], indexes: Sequence[int], count: 
     if count <= 0:
         return []
 
-    def by_active(i: int, j: int) -> int:
-        return active_pods_compare(pods[i], pods[j])
-
-    active_key = functools.cmp_to_key(by_active)
-    # heapq.nsmallest is documented to equal sorted(...)[:count], stable ties included.
-    return heapq.nsmallest(count, indexes,
-                           key=lambda i: (lifecycle_state(pods[i]) != kruise.STATE_PREPARING_UPDATE, active_key(i)))
+    # heapq.nsmallest is documented to equal sorted(...)[:count], stable ties included; the key
+    # is computed once per candidate.
+    return heapq.nsmallest(count, indexes, key=lambda i: (lifecycle_state(pods[i]) != kruise.STATE_PREPARING_UPDATE,
+                                                          active_pods_key(pods[i])))
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from cloneset_pods import NOW
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubeloop.api.deletioncost import POD_DELETION_COST_ANNOTATION
 from kubeloop.api.meta import format_time
 from kubeloop.controllers.cloneset.ordering import (
     active_pods_compare,
+    active_pods_key,
     priority_before,
     priority_sort,
     same_node_ranks,
@@ -303,3 +307,39 @@ def test_scatter_sort(terms: str, pods: str, candidates: int, expected: list[int
     pod_objs = [_scatter_pod(token) for token in pods.split()]
     indexes = [i for i, pod in enumerate(pod_objs) if pod is not None][:candidates]
     assert scatter_sort(strategy, pod_objs, indexes) == expected
+
+
+_TIMES = st.one_of(st.none(), st.integers(0, 5).map(lambda offset: format_time(NOW - timedelta(seconds=offset))),
+                   st.just("2026-01-02T03:04:05.123456Z"), st.just("2026-01-02T03:04:05.123457Z"))
+
+
+@st.composite
+def _pods(draw: st.DrawFn) -> dict[str, Any]:
+    status: dict[str, Any] = {}
+    phase = draw(st.sampled_from([None, "Pending", "Unknown", "Running", "Succeeded", "Failed"]))
+    if phase is not None:
+        status["phase"] = phase
+    ready = draw(st.sampled_from([None, "True", "False"]))
+    if ready is not None:
+        condition: dict[str, Any] = {"type": "Ready", "status": ready}
+        since = draw(_TIMES)
+        if since is not None:
+            condition["lastTransitionTime"] = since
+        status["conditions"] = [condition]
+    restarts = draw(st.lists(st.integers(0, 3), max_size=2))
+    if restarts:
+        status["containerStatuses"] = [{"name": f"c{i}", "restartCount": n} for i, n in enumerate(restarts)]
+    metadata: dict[str, Any] = {"name": "p"}
+    created = draw(_TIMES)
+    if created is not None:
+        metadata["creationTimestamp"] = created
+    node = draw(st.sampled_from([None, "", "a", "b"]))
+    return {"metadata": metadata, "spec": {} if node is None else {"nodeName": node}, "status": status}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_pods(), max_size=12))
+def test_the_active_pods_key_sorts_as_the_comparison(pods: list[dict[str, Any]]) -> None:
+    by_compare = sorted(range(len(pods)), key=functools.cmp_to_key(lambda i, j: active_pods_compare(pods[i], pods[j])))
+    by_key = sorted(range(len(pods)), key=lambda i: active_pods_key(pods[i]))
+    assert by_key == by_compare
