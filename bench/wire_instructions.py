@@ -20,6 +20,10 @@ in ``application/vnd.kubernetes.protobuf`` and ``Accept: application/vnd.kuberne
 
 - ``create``: ``--requests`` pod creates (``bench/server.py --as-admitted`` pods), each answered
   with the created object: a first write of it in the wire's encoding;
+- ``watched create``: the same creates into a namespace one watcher (in the wire) watches, the
+  row counting everything the server does until the watcher has every new pod: a controller
+  that watches what it creates (every one does) gets the object twice, as the answer and as
+  the event;
 - ``get``: a get of each of those pods;
 - ``update``: a PUT of each, the object as read with one label changed (what a controller sends);
 - ``list``: lists of a namespace of ``--list-size`` pods (created in JSON outside the count, and
@@ -263,6 +267,30 @@ async def _session(server: Callgrind, requests: int, list_size: int, watchers: i
                 await watch_client.aclose()
             return (with_watchers - without) / (len(names) * watchers)
 
+        async def watched_creates(wire: str, round_: int) -> float:
+            """Instructions per create when one watcher of the namespace, in the wire, receives
+            each created pod (a controller watching what it creates): the whole phase."""
+            name = f"{wire}-{round_}-watched"
+            path = await namespace(name)
+            sent = pods(name, requests + 1)
+            bodies = [_encode(wire, pod) for pod in sent]
+            listing = await client.get(path, headers={"Accept": JSON})
+            stream = Watcher(wire)
+            watch_client = httpx.AsyncClient(http2=True, verify=tls, timeout=3600, base_url=server.url,
+                                             headers={"Authorization": f"Bearer {server.token}"})
+            task = asyncio.create_task(stream.run(watch_client, path, listing.json()["metadata"]["resourceVersion"]))
+            # One create through the stream before the count: the watch is registered.
+            await post(path, bodies[0], wire)
+            await stream.wait_for(1)
+            server.zero()
+            for body in bodies[1:]:
+                await post(path, body, wire)
+            await stream.wait_for(1 + requests)
+            counted = server.dump(f"{wire}-watched-create-{round_}") / requests
+            task.cancel()
+            await watch_client.aclose()
+            return counted
+
         server.instrument(False)
         listed = await namespace("listed")
         for pod in pods("listed", list_size):
@@ -310,6 +338,8 @@ async def _session(server: Callgrind, requests: int, list_size: int, watchers: i
                     assert response.status_code == 200
                 figures.setdefault((wire, "list"), []).append(server.dump(f"{wire}-list") / lists)
 
+                figures.setdefault((wire, "watched create"), []).append(await watched_creates(wire, round_))
+
                 # The watch rows: the same updates without and with watchers, written in the wire
                 # (every writer a Go client) and in JSON (protobuf watchers, JSON writers).
                 for writer, row in ((wire, "watch"), ("json", "watch, JSON writes")):
@@ -321,7 +351,8 @@ async def _session(server: Callgrind, requests: int, list_size: int, watchers: i
     return figures
 
 
-ROWS = (("create", "create a pod"), ("get", "get a pod"), ("update", "update a pod (PUT)"),
+ROWS = (("create", "create a pod"), ("watched create", "  the same, one watcher of the wire"),
+        ("get", "get a pod"), ("update", "update a pod (PUT)"),
         ("list", "list of {list_size} pods"), ("watch", "watch event, per watcher"),
         ("watch, JSON writes", "  the same, JSON writers"))
 
