@@ -117,19 +117,16 @@ def _duration(value: Any) -> bytes:
     return varint(len(content)) + content
 
 
-@functools.lru_cache(maxsize=16384)
-def _string(value: str) -> bytes:
-    """A string's length prefix and UTF-8 bytes; most strings of stored objects recur (enum
-    values, images, paths, label values), so they are kept."""
-    text = value.encode()
-    return varint(len(text)) + text
-
-
 def _unique_string(value: str) -> bytes:
-    """:func:`_string` for strings that never recur (:data:`_UNIQUE`): kept, they would only
-    push the recurring ones out of its cache (a list of 5,000 pods holds 15,000 of them)."""
+    """A string's length prefix and UTF-8 bytes, for strings that never recur (:data:`_UNIQUE`):
+    kept, they would only push the recurring ones out of :func:`_string`'s cache (a list of
+    5,000 pods holds 15,000 of them)."""
     text = value.encode()
     return varint(len(text)) + text
+
+
+_string = functools.lru_cache(maxsize=16384)(_unique_string)
+"""The same, kept: most strings of stored objects recur (enum values, images, paths, label values)."""
 
 
 _UNIQUE = frozenset({("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", name)
