@@ -77,7 +77,8 @@ TIMEOUTS = {"B9": 150.0}
 """Per-scenario caps on a run (full mode): kopf with worker_limit=1 keeps each idle per-object
 worker (and its slot) for idle_timeout=5 s, so 200 objects would need ~1,000 s."""
 APPLICABLE = {
-    "B1": ["kubeloop", "kubeloop-w8", "kopf-event", "kopf-create", "official"],
+    "B1": ["kubeloop", "kubeloop-w8", "kubeloop-w8-uvloop", "kopf-event", "kopf-event-uvloop", "kopf-create",
+           "official"],
     "B1-pods": ["kubeloop", "aiok8s"],
     "B2": ["kubeloop", "kubeloop-w8", "kopf-event", "kopf-create", "official"],
     "B3": ["kubeloop", "kubeloop-w8", "kopf-event", "kopf-create", "official"],
@@ -108,8 +109,10 @@ class Runner:
         return self.templates[dataset]
 
     def contestants(self, scenario: str) -> list[str]:
-        wanted = self.args.contestants.split(",") if self.args.contestants else None
-        return [c for c in APPLICABLE[scenario] if wanted is None or c in wanted]
+        if not self.args.contestants:
+            return list(APPLICABLE[scenario])
+        # In the order given, so that rounds can alternate who runs first.
+        return [c for c in self.args.contestants.split(",") if c in APPLICABLE[scenario]]
 
     def spec(self, scenario: str, name: str, dataset: Dataset, **kwargs: Any) -> RunSpec:
         contestant = CONTESTANTS[name]

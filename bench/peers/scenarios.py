@@ -66,6 +66,8 @@ def _contestant_argv(spec: RunSpec, kubeconfig: Path, stats: Path, **extra: Any)
         argv += ["--workers", str(workers)]
     if spec.sleep:
         argv += ["--sleep", str(spec.sleep)]
+    if spec.contestant.loop:
+        argv += ["--loop", spec.contestant.loop]
     for key, value in extra.items():
         argv += [f"--{key.replace('_', '-')}", str(value)]
     return argv
