@@ -103,6 +103,9 @@ class Runner:
         self.rows: list[dict[str, Any]] = []
         self.venv_root = Path(args.venv_root)
 
+    def context(self, **kwargs: Any) -> RunContext:
+        return RunContext(self.work, server_loop=self.args.server_loop, **kwargs)
+
     def template(self, dataset: Dataset) -> Template:
         if dataset not in self.templates:
             self.templates[dataset] = build_template(self.work / "templates", dataset)
@@ -138,7 +141,7 @@ class Runner:
 
     def controller_runs(self, scenario: str, sizes: list[int], resource: str = "configmaps",
                         ctx: RunContext | None = None, **kwargs: Any) -> None:
-        ctx = ctx or RunContext(self.work)
+        ctx = ctx or self.context()
         for n in sizes:
             for name in self.contestants(scenario):
                 spec = self.spec(scenario, name, Dataset(resource, n), **kwargs)
@@ -159,7 +162,7 @@ class Runner:
         elif scenario == "B3":
             self.controller_runs("B3", [s.b3_objects], observer_args=["--rounds", str(s.b3_rounds)])
         elif scenario == "B7":
-            self.controller_runs("B7", [s.b7_objects], ctx=RunContext(self.work, sample_rss=s.b7_sample_s),
+            self.controller_runs("B7", [s.b7_objects], ctx=self.context(sample_rss=s.b7_sample_s),
                                  observer_args=["--hold", str(s.b7_hold_s)])
         elif scenario == "B8":
             self.controller_runs("B8", [s.b8], mode="finalize")
@@ -167,7 +170,7 @@ class Runner:
             for workers in s.b9_workers:
                 self.controller_runs("B9", [s.b9_objects], workers=workers, sleep=0.05, label=f"workers={workers}")
         elif scenario == "B4":
-            ctx = RunContext(self.work)
+            ctx = self.context()
             for n in s.b4:
                 for name in self.contestants("B4"):
                     spec = self.spec("B4", name, Dataset("deployments", n), mode="informer")
@@ -175,14 +178,14 @@ class Runner:
         elif scenario == "B5":
             n = s.b5_objects
             template = self.template(Dataset("configmaps", n, s.b5_updates_per_object))
-            ctx = RunContext(self.work, watch_cache_size=n * s.b5_updates_per_object + 100)
+            ctx = self.context(watch_cache_size=n * s.b5_updates_per_object + 100)
             for name in self.contestants("B5"):
                 spec = self.spec("B5", name, template.dataset, mode="watch")
                 self.guarded(partial(run_self_reporting, ctx, spec, "done", from_rv=template.revision_before_updates,
                                      until_rv=template.revision, repeat=s.b5_repeat),
                     "B5", name, n)
         elif scenario == "B6":
-            ctx = RunContext(self.work)
+            ctx = self.context()
             n = s.b6
             for name in self.contestants("B6"):
                 spec = self.spec("B6", name, Dataset("configmaps", n), mode="informer")
@@ -212,6 +215,8 @@ def main() -> None:
     parser.add_argument("--b1", default="", help="B1 object counts, comma-separated (default: the mode's sizes)")
     parser.add_argument("--b1-workers", default="",
                         help="B1 only: sweep max_concurrent_reconciles over these counts, e.g. 1,2,4,8,16")
+    parser.add_argument("--server-loop", default="", choices=["", "auto", "uvloop", "asyncio"],
+                        help="the server's KUBELOOP_EVENT_LOOP (default: the command's own default)")
     parser.add_argument("--venv-root", default=str(DEFAULT_VENV_ROOT), help="where peer venvs are cached")
     parser.add_argument("--out", default=str(HERE.parent / "results"), help="results directory")
     parser.add_argument("--timeout", type=float, default=600.0, help="per-run convergence timeout, seconds")
@@ -258,7 +263,8 @@ def main() -> None:
         meta = {"quick": args.quick, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                 "duration_s": round(time.time() - started), "loadavg_before": load_before,
                 "loadavg_after": os.getloadavg(), "machine": machine_info(), "versions": versions,
-                "requirements": PEER_REQUIREMENTS, "sizes": dataclasses.asdict(runner.sizes), "scenarios": scenarios,
+                "requirements": PEER_REQUIREMENTS, "server_loop": args.server_loop or "default",
+                "sizes": dataclasses.asdict(runner.sizes), "scenarios": scenarios,
                 "contestants": {c.name: c.description for c in CONTESTANTS.values()}}
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

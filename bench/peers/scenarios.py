@@ -53,6 +53,8 @@ class RunContext:
     watch_cache_size: int = 100_000
     sample_rss: float = 0.0
     """Seconds between RSS samples of the contestant during a B7 hold (0: none)."""
+    server_loop: str = ""
+    """The server's ``KUBELOOP_EVENT_LOOP`` ("": the command's default)."""
 
 
 def _contestant_argv(spec: RunSpec, kubeconfig: Path, stats: Path, **extra: Any) -> list[str]:
@@ -99,7 +101,7 @@ def run_controller(ctx: RunContext, spec: RunSpec) -> dict[str, Any]:
     row = _base_row(spec)
     run_dir = _run_dir(ctx, spec)
     data = copy_template(spec.template, run_dir / "data")
-    server = Server(data, free_port(), ctx.watch_cache_size, run_dir / "server.log")
+    server = Server(data, free_port(), ctx.watch_cache_size, run_dir / "server.log", ctx.server_loop)
     server.start()
     observer = contestant = None
     try:
@@ -165,7 +167,7 @@ def run_self_reporting(ctx: RunContext, spec: RunSpec, milestone: str, **extra: 
     row = _base_row(spec)
     run_dir = _run_dir(ctx, spec)
     data = copy_template(spec.template, run_dir / "data")
-    server = Server(data, free_port(), ctx.watch_cache_size, run_dir / "server.log")
+    server = Server(data, free_port(), ctx.watch_cache_size, run_dir / "server.log", ctx.server_loop)
     server.start()
     contestant = None
     try:
@@ -211,7 +213,7 @@ def run_recovery(ctx: RunContext, spec: RunSpec, window: int, recovery_timeout: 
     row = _base_row(spec)
     run_dir = _run_dir(ctx, spec)
     data = copy_template(spec.template, run_dir / "data")
-    server = Server(data, free_port(), window, run_dir / "server.log")
+    server = Server(data, free_port(), window, run_dir / "server.log", ctx.server_loop)
     server.start()
     contestant = None
     sentinel = "ns-0/sentinel"
