@@ -20,6 +20,7 @@ import dataclasses
 import json
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
+import scenarios as scenario_module  # noqa: E402
 from fixtures import Dataset, Template, build_template  # noqa: E402
 from report import write_report  # noqa: E402
 from scenarios import RunContext, RunSpec, run_controller, run_recovery, run_self_reporting  # noqa: E402
@@ -217,6 +219,9 @@ def main() -> None:
                         help="B1 only: sweep max_concurrent_reconciles over these counts, e.g. 1,2,4,8,16")
     parser.add_argument("--server-loop", default="", choices=["", "auto", "uvloop", "asyncio"],
                         help="the server's KUBELOOP_EVENT_LOOP (default: the command's own default)")
+    parser.add_argument("--contestant-wrapper", default="",
+                        help="run each contestant under this command, e.g. 'valgrind --tool=callgrind "
+                             "--callgrind-out-file=/tmp/cg/out.%%p' (counts instructions; times mean nothing then)")
     parser.add_argument("--venv-root", default=str(DEFAULT_VENV_ROOT), help="where peer venvs are cached")
     parser.add_argument("--out", default=str(HERE.parent / "results"), help="results directory")
     parser.add_argument("--timeout", type=float, default=600.0, help="per-run convergence timeout, seconds")
@@ -236,6 +241,7 @@ def main() -> None:
             plotter = ensure_venv(Path(args.venv_root), "plots")
             subprocess.run([str(plotter), str(HERE / "plots.py"), str(results), args.out], check=False)
         return
+    scenario_module.CONTESTANT_WRAPPER = shlex.split(args.contestant_wrapper)
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
         os.sched_setaffinity(0, {0})
     scenarios = [s for s in (args.only.split(",") if args.only else SCENARIOS) if s]

@@ -57,10 +57,15 @@ class RunContext:
     """The server's ``KUBELOOP_EVENT_LOOP`` ("": the command's default)."""
 
 
+CONTESTANT_WRAPPER: list[str] = []
+"""A command the contestant runs under (``run.py --contestant-wrapper``, e.g. callgrind)."""
+
+
 def _contestant_argv(spec: RunSpec, kubeconfig: Path, stats: Path, **extra: Any) -> list[str]:
-    argv = [str(spec.python), str(CONTESTANTS_DIR / spec.contestant.script), "--scenario", spec.scenario,
-            "--mode", spec.mode, "--kubeconfig", str(kubeconfig), "--resource", spec.template.dataset.resource,
-            "--objects", str(spec.template.dataset.objects), "--stats", str(stats)]
+    argv = [*CONTESTANT_WRAPPER, str(spec.python), str(CONTESTANTS_DIR / spec.contestant.script),
+            "--scenario", spec.scenario, "--mode", spec.mode, "--kubeconfig", str(kubeconfig),
+            "--resource", spec.template.dataset.resource, "--objects", str(spec.template.dataset.objects),
+            "--stats", str(stats)]
     if spec.contestant.variant:
         argv += ["--variant", spec.contestant.variant]
     workers = spec.workers or spec.contestant.workers
