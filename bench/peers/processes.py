@@ -152,8 +152,10 @@ class Child:
 class Server:
     """``kubeloop server`` on CPU 0 over a data directory (HTTPS, bearer token)."""
 
-    def __init__(self, data_dir: Path, port: int, watch_cache_size: int, log: Path) -> None:
+    def __init__(self, data_dir: Path, port: int, watch_cache_size: int, log: Path, loop: str = "") -> None:
         self.data_dir, self.port, self.watch_cache_size, self.log = data_dir, port, watch_cache_size, log
+        self.loop = loop
+        """``KUBELOOP_EVENT_LOOP`` for the server ("": the command's default)."""
         self.child: Child | None = None
         self.cpu_at_start = 0.0
 
@@ -165,7 +167,8 @@ class Server:
         self.kubeconfig.unlink(missing_ok=True)
         argv = [sys.executable, "-m", "kubeloop", "server", "--data-dir", str(self.data_dir),
                 "--port", str(self.port), "--watch-cache-size", str(self.watch_cache_size)]
-        self.child = Child(argv, cpu=0, log=self.log)
+        env = {**os.environ, "KUBELOOP_EVENT_LOOP": self.loop} if self.loop else None
+        self.child = Child(argv, cpu=0, env=env, log=self.log)
         deadline = time.monotonic() + timeout
         while not self.kubeconfig.exists():
             if self.child.exited():

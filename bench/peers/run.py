@@ -20,6 +20,7 @@ import dataclasses
 import json
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 
+import scenarios as scenario_module  # noqa: E402
 from fixtures import Dataset, Template, build_template  # noqa: E402
 from report import write_report  # noqa: E402
 from scenarios import RunContext, RunSpec, run_controller, run_recovery, run_self_reporting  # noqa: E402
@@ -77,7 +79,8 @@ TIMEOUTS = {"B9": 150.0}
 """Per-scenario caps on a run (full mode): kopf with worker_limit=1 keeps each idle per-object
 worker (and its slot) for idle_timeout=5 s, so 200 objects would need ~1,000 s."""
 APPLICABLE = {
-    "B1": ["kubeloop", "kubeloop-w8", "kopf-event", "kopf-create", "official"],
+    "B1": ["kubeloop", "kubeloop-w8", "kubeloop-w8-uvloop", "kopf-event", "kopf-event-uvloop", "kopf-create",
+           "official"],
     "B1-pods": ["kubeloop", "aiok8s"],
     "B2": ["kubeloop", "kubeloop-w8", "kopf-event", "kopf-create", "official"],
     "B3": ["kubeloop", "kubeloop-w8", "kopf-event", "kopf-create", "official"],
@@ -102,14 +105,19 @@ class Runner:
         self.rows: list[dict[str, Any]] = []
         self.venv_root = Path(args.venv_root)
 
+    def context(self, **kwargs: Any) -> RunContext:
+        return RunContext(self.work, server_loop=self.args.server_loop, **kwargs)
+
     def template(self, dataset: Dataset) -> Template:
         if dataset not in self.templates:
             self.templates[dataset] = build_template(self.work / "templates", dataset)
         return self.templates[dataset]
 
     def contestants(self, scenario: str) -> list[str]:
-        wanted = self.args.contestants.split(",") if self.args.contestants else None
-        return [c for c in APPLICABLE[scenario] if wanted is None or c in wanted]
+        if not self.args.contestants:
+            return list(APPLICABLE[scenario])
+        # In the order given, so that rounds can alternate who runs first.
+        return [c for c in self.args.contestants.split(",") if c in APPLICABLE[scenario]]
 
     def spec(self, scenario: str, name: str, dataset: Dataset, **kwargs: Any) -> RunSpec:
         contestant = CONTESTANTS[name]
@@ -135,7 +143,7 @@ class Runner:
 
     def controller_runs(self, scenario: str, sizes: list[int], resource: str = "configmaps",
                         ctx: RunContext | None = None, **kwargs: Any) -> None:
-        ctx = ctx or RunContext(self.work)
+        ctx = ctx or self.context()
         for n in sizes:
             for name in self.contestants(scenario):
                 spec = self.spec(scenario, name, Dataset(resource, n), **kwargs)
@@ -156,7 +164,7 @@ class Runner:
         elif scenario == "B3":
             self.controller_runs("B3", [s.b3_objects], observer_args=["--rounds", str(s.b3_rounds)])
         elif scenario == "B7":
-            self.controller_runs("B7", [s.b7_objects], ctx=RunContext(self.work, sample_rss=s.b7_sample_s),
+            self.controller_runs("B7", [s.b7_objects], ctx=self.context(sample_rss=s.b7_sample_s),
                                  observer_args=["--hold", str(s.b7_hold_s)])
         elif scenario == "B8":
             self.controller_runs("B8", [s.b8], mode="finalize")
@@ -164,7 +172,7 @@ class Runner:
             for workers in s.b9_workers:
                 self.controller_runs("B9", [s.b9_objects], workers=workers, sleep=0.05, label=f"workers={workers}")
         elif scenario == "B4":
-            ctx = RunContext(self.work)
+            ctx = self.context()
             for n in s.b4:
                 for name in self.contestants("B4"):
                     spec = self.spec("B4", name, Dataset("deployments", n), mode="informer")
@@ -172,14 +180,14 @@ class Runner:
         elif scenario == "B5":
             n = s.b5_objects
             template = self.template(Dataset("configmaps", n, s.b5_updates_per_object))
-            ctx = RunContext(self.work, watch_cache_size=n * s.b5_updates_per_object + 100)
+            ctx = self.context(watch_cache_size=n * s.b5_updates_per_object + 100)
             for name in self.contestants("B5"):
                 spec = self.spec("B5", name, template.dataset, mode="watch")
                 self.guarded(partial(run_self_reporting, ctx, spec, "done", from_rv=template.revision_before_updates,
                                      until_rv=template.revision, repeat=s.b5_repeat),
                     "B5", name, n)
         elif scenario == "B6":
-            ctx = RunContext(self.work)
+            ctx = self.context()
             n = s.b6
             for name in self.contestants("B6"):
                 spec = self.spec("B6", name, Dataset("configmaps", n), mode="informer")
@@ -209,6 +217,11 @@ def main() -> None:
     parser.add_argument("--b1", default="", help="B1 object counts, comma-separated (default: the mode's sizes)")
     parser.add_argument("--b1-workers", default="",
                         help="B1 only: sweep max_concurrent_reconciles over these counts, e.g. 1,2,4,8,16")
+    parser.add_argument("--server-loop", default="", choices=["", "auto", "uvloop", "asyncio"],
+                        help="the server's KUBELOOP_EVENT_LOOP (default: the command's own default)")
+    parser.add_argument("--contestant-wrapper", default="",
+                        help="run each contestant under this command, e.g. 'valgrind --tool=callgrind "
+                             "--callgrind-out-file=/tmp/cg/out.%%p' (counts instructions; times mean nothing then)")
     parser.add_argument("--venv-root", default=str(DEFAULT_VENV_ROOT), help="where peer venvs are cached")
     parser.add_argument("--out", default=str(HERE.parent / "results"), help="results directory")
     parser.add_argument("--timeout", type=float, default=600.0, help="per-run convergence timeout, seconds")
@@ -228,6 +241,7 @@ def main() -> None:
             plotter = ensure_venv(Path(args.venv_root), "plots")
             subprocess.run([str(plotter), str(HERE / "plots.py"), str(results), args.out], check=False)
         return
+    scenario_module.CONTESTANT_WRAPPER = shlex.split(args.contestant_wrapper)
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
         os.sched_setaffinity(0, {0})
     scenarios = [s for s in (args.only.split(",") if args.only else SCENARIOS) if s]
@@ -255,7 +269,8 @@ def main() -> None:
         meta = {"quick": args.quick, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                 "duration_s": round(time.time() - started), "loadavg_before": load_before,
                 "loadavg_after": os.getloadavg(), "machine": machine_info(), "versions": versions,
-                "requirements": PEER_REQUIREMENTS, "sizes": dataclasses.asdict(runner.sizes), "scenarios": scenarios,
+                "requirements": PEER_REQUIREMENTS, "server_loop": args.server_loop or "default",
+                "sizes": dataclasses.asdict(runner.sizes), "scenarios": scenarios,
                 "contestants": {c.name: c.description for c in CONTESTANTS.values()}}
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

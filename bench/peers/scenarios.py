@@ -53,12 +53,19 @@ class RunContext:
     watch_cache_size: int = 100_000
     sample_rss: float = 0.0
     """Seconds between RSS samples of the contestant during a B7 hold (0: none)."""
+    server_loop: str = ""
+    """The server's ``KUBELOOP_EVENT_LOOP`` ("": the command's default)."""
+
+
+CONTESTANT_WRAPPER: list[str] = []
+"""A command the contestant runs under (``run.py --contestant-wrapper``, e.g. callgrind)."""
 
 
 def _contestant_argv(spec: RunSpec, kubeconfig: Path, stats: Path, **extra: Any) -> list[str]:
-    argv = [str(spec.python), str(CONTESTANTS_DIR / spec.contestant.script), "--scenario", spec.scenario,
-            "--mode", spec.mode, "--kubeconfig", str(kubeconfig), "--resource", spec.template.dataset.resource,
-            "--objects", str(spec.template.dataset.objects), "--stats", str(stats)]
+    argv = [*CONTESTANT_WRAPPER, str(spec.python), str(CONTESTANTS_DIR / spec.contestant.script),
+            "--scenario", spec.scenario, "--mode", spec.mode, "--kubeconfig", str(kubeconfig),
+            "--resource", spec.template.dataset.resource, "--objects", str(spec.template.dataset.objects),
+            "--stats", str(stats)]
     if spec.contestant.variant:
         argv += ["--variant", spec.contestant.variant]
     workers = spec.workers or spec.contestant.workers
@@ -66,6 +73,8 @@ def _contestant_argv(spec: RunSpec, kubeconfig: Path, stats: Path, **extra: Any)
         argv += ["--workers", str(workers)]
     if spec.sleep:
         argv += ["--sleep", str(spec.sleep)]
+    if spec.contestant.loop:
+        argv += ["--loop", spec.contestant.loop]
     for key, value in extra.items():
         argv += [f"--{key.replace('_', '-')}", str(value)]
     return argv
@@ -97,7 +106,7 @@ def run_controller(ctx: RunContext, spec: RunSpec) -> dict[str, Any]:
     row = _base_row(spec)
     run_dir = _run_dir(ctx, spec)
     data = copy_template(spec.template, run_dir / "data")
-    server = Server(data, free_port(), ctx.watch_cache_size, run_dir / "server.log")
+    server = Server(data, free_port(), ctx.watch_cache_size, run_dir / "server.log", ctx.server_loop)
     server.start()
     observer = contestant = None
     try:
@@ -163,7 +172,7 @@ def run_self_reporting(ctx: RunContext, spec: RunSpec, milestone: str, **extra: 
     row = _base_row(spec)
     run_dir = _run_dir(ctx, spec)
     data = copy_template(spec.template, run_dir / "data")
-    server = Server(data, free_port(), ctx.watch_cache_size, run_dir / "server.log")
+    server = Server(data, free_port(), ctx.watch_cache_size, run_dir / "server.log", ctx.server_loop)
     server.start()
     contestant = None
     try:
@@ -209,7 +218,7 @@ def run_recovery(ctx: RunContext, spec: RunSpec, window: int, recovery_timeout: 
     row = _base_row(spec)
     run_dir = _run_dir(ctx, spec)
     data = copy_template(spec.template, run_dir / "data")
-    server = Server(data, free_port(), window, run_dir / "server.log")
+    server = Server(data, free_port(), window, run_dir / "server.log", ctx.server_loop)
     server.start()
     contestant = None
     sentinel = "ns-0/sentinel"

@@ -22,6 +22,7 @@ DEFAULT_VENV_ROOT = ROOT / ".venv-peers"
 
 PEER_REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "kopf": ("kopf==1.45.2",),
+    "kopf-uvloop": ("kopf==1.45.2", "uvloop==0.23.0"),
     "official": ("kubernetes==37.0.2",),
     "lightkube": ("lightkube==1.0.1",),
     "kr8s": ("kr8s==0.20.15",),
@@ -43,6 +44,8 @@ class Contestant:
     description: str = ""
     workers: int = 0
     """Concurrent reconciles when the scenario does not set them (0: the runtime's default)."""
+    loop: str = ""
+    """Event loop the contestant runs on: "uvloop", or "" for its default (asyncio's)."""
 
 
 CONTESTANTS: dict[str, Contestant] = {c.name: c for c in (
@@ -50,7 +53,11 @@ CONTESTANTS: dict[str, Contestant] = {c.name: c for c in (
                description="kubeloop Manager + workqueue controller (informer cache, default workers 1)"),
     Contestant("kubeloop-w8", None, "kubeloop_runtime.py",
                description="the same with max_concurrent_reconciles=8", workers=8),
+    Contestant("kubeloop-w8-uvloop", None, "kubeloop_runtime.py",
+               description="kubeloop-w8 on uvloop's event loop", workers=8, loop="uvloop"),
     Contestant("kopf-event", "kopf", "kopf_operator.py", "event", "kopf @on.event (K-event)"),
+    Contestant("kopf-event-uvloop", "kopf-uvloop", "kopf_operator.py", "event",
+               "kopf-event on uvloop, as `kopf run` picks it when importable", loop="uvloop"),
     Contestant("kopf-create", "kopf", "kopf_operator.py", "create", "kopf @on.create/resume/update (K-create)"),
     Contestant("official", "official", "official_informer.py",
                description="kubernetes SharedInformer (thread) + queue + thread workers"),

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from kubeloop.client import CONFIG_MAPS, DEPLOYMENTS, ApiClient, load_config, load_kubeconfig
+from kubeloop.runtime import eventloop
 from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.manager import Manager, ManagerOptions
 
@@ -74,4 +75,4 @@ async def main(kubeconfig: str | None) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1] if len(sys.argv) > 1 else None))
+    eventloop.run(main(sys.argv[1] if len(sys.argv) > 1 else None))

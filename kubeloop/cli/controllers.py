@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from kubeloop.cli.eventloop import run as run_event_loop
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 
 if TYPE_CHECKING:
@@ -319,5 +320,5 @@ def controllers(kubeconfig: Path | None, controllers_text: str | None, leader_el
     gates = feature_gate_settings(feature_gates_text)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     use_cache_friendly_gc()
-    asyncio.run(_run(kubeconfig, names, leader_elect, health_port, gates, kube_api_qps, kube_api_burst,
-                     lease_namespace=leader_elect_namespace, health_host=health_host, force=force))
+    run_event_loop(_run(kubeconfig, names, leader_elect, health_port, gates, kube_api_qps, kube_api_burst,
+                        lease_namespace=leader_elect_namespace, health_host=health_host, force=force))

@@ -8,7 +8,6 @@ statuses move on a clock; see ``kubeloop.kubelet``). Point it at the embedded se
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ from kubeloop.cli.controllers import (
     serve_until_stopped,
     stop_on_signals,
 )
+from kubeloop.cli.eventloop import run as run_event_loop
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 
 if TYPE_CHECKING:
@@ -107,4 +107,4 @@ def kubelet(kubeconfig: Path | None, nodes: int, pod_start_delay: float, pod_rea
     config = dataclasses.replace(kubelet_config(nodes, pod_start_delay, pod_ready_delay, pod_termination_delay),
                                  control_plane_pods=control_plane_pods)
     use_cache_friendly_gc()
-    asyncio.run(_run(kubeconfig, config, health_port, kube_api_qps, kube_api_burst))
+    run_event_loop(_run(kubeconfig, config, health_port, kube_api_qps, kube_api_burst))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from kubeloop.cli.eventloop import run as run_event_loop
 from kubeloop.cli.starterrors import start_failure
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
 from kubeloop.server.app import AUTHORIZATION_MODES, KubeServer, ServerConfig
@@ -67,4 +68,4 @@ def server(data_dir: Path, port: int, host: str, memory: bool, watch_cache_size:
                           client_cert=client_cert, authorization_mode=authorization_mode,
                           kruise_admission=kruise_admission)
     use_cache_friendly_gc()
-    asyncio.run(_serve(config))
+    run_event_loop(_serve(config))

@@ -44,6 +44,7 @@ from kubeloop.cli.controllers import (
     feature_gate_settings,
     stop_on_signals,
 )
+from kubeloop.cli.eventloop import run as run_event_loop
 from kubeloop.cli.kubelet import kubelet_config, kubelet_options
 from kubeloop.cli.starterrors import start_failure
 from kubeloop.runtime.gcpolicy import use_cache_friendly_gc
@@ -273,7 +274,7 @@ def up(data_dir: Path | None, port: int, host: str, memory: bool, nodes: int, po
     data_dir = data_dir if data_dir is not None else default_data_dir()
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     use_cache_friendly_gc()
-    asyncio.run(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
-                    names, health_port, None if no_dashboard else dashboard_port, manifests, gates,
-                    client_cert=client_cert, authorization_mode=authorization_mode,
-                    single_process=single_process, qps=kube_api_qps, burst=kube_api_burst))
+    run_event_loop(_up(data_dir, host, port, memory, nodes, pod_start_delay, pod_ready_delay, pod_termination_delay,
+                       names, health_port, None if no_dashboard else dashboard_port, manifests, gates,
+                       client_cert=client_cert, authorization_mode=authorization_mode,
+                       single_process=single_process, qps=kube_api_qps, burst=kube_api_burst))

@@ -12,8 +12,12 @@ reported on stderr and started again after the delay of its
 returns the reason and the owner stops everything. :meth:`Supervisor.stop` terminates the
 children group by group (SIGTERM, then SIGKILL after a grace period).
 
-Children run in a process group of their own, so a terminal's Ctrl-C reaches only the
-supervisor, which stops them in order (clients before the server they talk to); and each child
+Children run in a session (so a process group) of their own, so a terminal's Ctrl-C reaches only
+the supervisor, which stops them in order (clients before the server they talk to) -- a session,
+``start_new_session``, rather than ``process_group=0``, because uvloop's ``subprocess_exec``
+takes the former only, and ``kubeloop up`` runs on uvloop (:mod:`kubeloop.runtime.eventloop`);
+the children read no terminal (stdin is /dev/null), so leaving the terminal's session changes
+nothing else. And each child
 asks the kernel to send it SIGTERM when the supervisor dies (Linux ``PR_SET_PDEATHSIG``, set by
 the child itself at start through :func:`follow_supervisor`), so that none outlives a killed
 supervisor.
@@ -108,7 +112,7 @@ class Child:
         env = {**os.environ, SUPERVISOR_ENV: str(os.getpid()), "PYTHONUNBUFFERED": "1"}
         self.process = await asyncio.create_subprocess_exec(
             self.spec.python, "-m", "kubeloop.cli.main", *self.spec.args(), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, process_group=0)
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
         self.started_at = time.monotonic()
         self._pumps = [asyncio.ensure_future(self._pump(stream))
                        for stream in (self.process.stdout, self.process.stderr) if stream is not None]

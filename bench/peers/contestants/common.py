@@ -208,6 +208,7 @@ class Contestant:
         parser.add_argument("--until-rv", type=int, default=0, help="stop once this resourceVersion was seen")
         parser.add_argument("--repeat", type=int, default=1, help="watch the same history this many times (B5)")
         parser.add_argument("--sentinel", default="", help="report when this namespace/name shows up")
+        parser.add_argument("--loop", default="", help="event loop: uvloop, or empty for asyncio's")
         parser.add_argument("--stats", required=True, help="where to write the stats JSON on exit")
         return cls(parser.parse_args(argv))
 
@@ -265,6 +266,7 @@ class Contestant:
             "cpu_s": usage.ru_utime + usage.ru_stime,
             "peak_rss_mib": usage.ru_maxrss / 1024,
             "rss_mib": rss_mib(),
+            "event_loops": LOOPS_MADE,
             **self.extra,
             **extra,
         }
@@ -272,6 +274,24 @@ class Contestant:
         with open(tmp, "w") as out:
             json.dump(stats, out)
         os.replace(tmp, self.args.stats)
+
+
+def event_loop(name: str) -> asyncio.AbstractEventLoop:
+    """A new event loop of the kind ``--loop`` names: uvloop's, or asyncio's for ""."""
+    if name == "uvloop":
+        import uvloop  # only the uvloop variants' environments have it
+
+        loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+    elif name:
+        raise SystemExit(f"unknown --loop {name!r}")
+    else:
+        loop = asyncio.new_event_loop()
+    LOOPS_MADE.append(f"{type(loop).__module__}.{type(loop).__qualname__}")
+    return loop
+
+
+LOOPS_MADE: list[str] = []
+"""The class of every loop ``event_loop`` made (recorded in the stats: proof of the variant)."""
 
 
 def object_key(obj: dict[str, Any]) -> str:

@@ -11,6 +11,8 @@ Modes:
   recovers from restarts and 410s by itself) until SIGTERM, then dump the cache.
 - ``watch``: a raw watch from ``--from-rv`` until ``--until-rv`` was seen, ``--repeat`` times.
 
+``--loop uvloop`` runs it all on uvloop's event loop (asyncio's otherwise).
+
 Client-side throttling is off (``qps=0``): the peers have none, and the benchmark compares
 runtimes, not request budgets.
 """
@@ -26,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import ANNOTATION, FINALIZER, Contestant, desired_value, object_key, rss_mib, seen_value
+from common import ANNOTATION, FINALIZER, Contestant, desired_value, event_loop, object_key, rss_mib, seen_value
 
 from kubeloop.client import ApiClient, load_kubeconfig
 from kubeloop.runtime.handlers import Request
@@ -139,8 +141,7 @@ async def run_watch(c: Contestant, client: ApiClient) -> None:
     c.event("done", events=events)
 
 
-async def main() -> None:
-    c = Contestant.from_argv()
+async def main(c: Contestant) -> None:
     config = dataclasses.replace(load_kubeconfig(c.args.kubeconfig), qps=0)
     async with ApiClient(config) as client:
         if c.args.mode in ("annotate", "finalize"):
@@ -153,4 +154,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    contestant = Contestant.from_argv()
+    with asyncio.Runner(loop_factory=lambda: event_loop(contestant.args.loop)) as runner:
+        runner.run(main(contestant))

@@ -33,9 +33,10 @@ async def _cancel_leftover_tasks() -> None:
 class ServerThread:
     """A :class:`KubeServer` on a private event loop in a daemon thread."""
 
-    def __init__(self, server_config: ServerConfig) -> None:
+    def __init__(self, server_config: ServerConfig,
+                 loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop) -> None:
         self.config = server_config
-        self.loop = asyncio.new_event_loop()
+        self.loop = loop_factory()
         self.thread = threading.Thread(target=self.loop.run_forever, name="kubeloop-server", daemon=True)
         self.thread.start()
         self.server = KubeServer(server_config)
