@@ -131,6 +131,11 @@ class RoleProcess:
         self._process: asyncio.subprocess.Process | None = None
         self._sequence = 0
 
+    @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
+
     async def start(self, timeout: float = 60.0) -> None:
         """Start the process and wait until it reports ready (its first stats)."""
         self._process = await asyncio.create_subprocess_exec(*self._argv)
