@@ -112,6 +112,8 @@ class Kubelet:
         """Per node, the address of every pod this kubelet holds a memo for (pod key -> IP)."""
         self._assumed: dict[str, tuple[str, str]] = {}
         self._reported: set[str] = set()
+        self._leases: dict[str, dict[str, Any]] = {}
+        """Per node, the Lease as the server last answered this kubelet's write of it."""
         self._pods: SharedIndexInformer | None = None
         self._node_cache: SharedIndexInformer | None = None
         self._kubelet_events: EventRecorder | None = None
@@ -401,7 +403,25 @@ class Kubelet:
                 await self.client.create(PODS, mirror, namespace=mirror["metadata"]["namespace"])
 
     async def _renew_lease(self, node: SimNode, node_uid: str) -> None:
+        """Renew the node's heartbeat Lease with one write: an update of the Lease this kubelet
+        last wrote, without reading it first, as upstream's lease controller renews from its
+        ``latestLease`` (k8s.io/component-helpers/apimachinery/lease/controller.go, ``sync``).
+        Only when there is none, or the server refuses it (409: someone else wrote the Lease;
+        404: it is gone), is the Lease read (or created) and updated from what was read.
+
+        Why: the renewals cost the server ``nodes`` writes every heartbeat interval whatever the
+        pods do; a read before each write doubled that (the 20,000-pod sweep of
+        bench/rollout_sweep.py, docs/decisions.md "20,000 pods").
+        """
         renew = format_micro_time(datetime.fromtimestamp(self._wall(), UTC))
+        latest = self._leases.get(node.name)
+        if latest is not None:
+            try:
+                self._leases[node.name] = await self.client.update(
+                    LEASES, self._renewed(latest, node, renew), namespace=NODE_LEASE_NAMESPACE)
+                return
+            except (Conflict, NotFound):
+                del self._leases[node.name]
         try:
             lease = await self.client.get(LEASES, node.name, namespace=NODE_LEASE_NAMESPACE)
         except Exception as exc:
@@ -409,9 +429,14 @@ class Kubelet:
                 raise
             if not node_uid:
                 node_uid = uid_of(await self.client.get(NODES, node.name))
-            await self.client.create(LEASES, lease_object(node.name, node_uid, self.config.lease_duration_seconds,
-                                                          renew), namespace=NODE_LEASE_NAMESPACE)
+            self._leases[node.name] = await self.client.create(
+                LEASES, lease_object(node.name, node_uid, self.config.lease_duration_seconds, renew),
+                namespace=NODE_LEASE_NAMESPACE)
             return
+        self._leases[node.name] = await self.client.update(
+            LEASES, self._renewed(lease, node, renew), namespace=NODE_LEASE_NAMESPACE)
+
+    def _renewed(self, lease: Mapping[str, Any], node: SimNode, renew: str) -> dict[str, Any]:
         spec = {**(lease.get("spec") or {}), "holderIdentity": node.name,
                 "leaseDurationSeconds": self.config.lease_duration_seconds, "renewTime": renew}
-        await self.client.update(LEASES, {**lease, "spec": spec}, namespace=NODE_LEASE_NAMESPACE)
+        return {**lease, "spec": spec}
