@@ -56,13 +56,14 @@ from kubeloop.kubelet.podstate import (
     spec_containers,
 )
 from kubeloop.kubelet.podstatus import render_status, unschedulable_status
-from kubeloop.kubelet.scheduling import pick_node, wants_scheduling
+from kubeloop.kubelet.scheduling import node_fit_changed, pick_node, wants_scheduling
 from kubeloop.kubelet.staticpods import control_plane_pods
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.events import ClientEventSink, EventRecorder
 from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.informers.informer import SharedIndexInformer
 from kubeloop.runtime.manager import Manager
+from kubeloop.runtime.predicates import Predicate
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +135,7 @@ class Kubelet:
         self._node_cache = await mgr.factory.informer_for(NODES)
         await (mgr.controller("kubelet")
                .for_(PODS)
-               .watches(NODES, self._pending_pods)
+               .watches(NODES, self._pending_pods, [Predicate(update=node_fit_changed)])
                .with_options(max_concurrent_reconciles=self.config.workers)
                .complete(self.reconcile))
         mgr.add_runnable(self.run_nodes, needs_leader=False)
