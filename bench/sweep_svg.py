@@ -15,8 +15,8 @@ import math
 from html import escape
 
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
-PANEL_W, PANEL_H = 460, 300
-MARGIN_L, MARGIN_R, MARGIN_T, MARGIN_B = 60, 150, 30, 40
+PANEL_W, PANEL_H = 540, 300
+MARGIN_L, MARGIN_R, MARGIN_T, MARGIN_B = 60, 200, 30, 40
 COLUMNS = 2
 
 
