@@ -52,9 +52,9 @@ def bench_kubelet_config(nodes: int) -> KubeletConfig:
 
     The nodes renew their Leases every 10 s, as ``kubeloop kubelet`` does (and upstream's kubelet:
     a quarter of the 40 s lease), not every second as the tests' quick kubelet: at 20,000 pods
-    (201 nodes) the tests' interval made the heartbeats alone about a third of the server's write
-    rate, a cost that grows with nodes x phase time, i.e. with the square of the pods
-    (docs/decisions.md, "20,000 pods")."""
+    (201 nodes) the tests' interval asked for up to 201 Lease writes a second (a third of the
+    floor's write rate) whatever the pods did, a cost that grows with nodes x phase time, i.e.
+    with the square of the pods (docs/decisions.md, "20,000 pods")."""
     return dataclasses.replace(quick_kubelet_config(nodes=nodes),
                                defaults=BehaviourDefaults(start_delay=0.0, ready_delay=0.0, termination_delay=0.0),
                                heartbeat_interval=KubeletConfig().heartbeat_interval)
