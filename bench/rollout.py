@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import math
 import sys
 import tempfile
 import time
@@ -67,11 +68,24 @@ from kubeloop.testing.cluster import quick_kubelet_config  # noqa: E402
 from kubeloop.testing.identities import provision  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
+from procmem import memory_of  # noqa: E402
 from rollout_roles import RoleProcess, bench_kubelet_config, request_counts  # noqa: E402
 
 Obj = dict[str, Any]
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 PODS_PER_NODE = 100
+SURGE = 1.25
+"""Pods of a rolling update at its peak, per pod asked for: the Deployment's 25% ``maxSurge``."""
+MAX_NODES = 250
+"""The simulated kubelet's limit (one /24 of node addresses)."""
+
+
+def bench_nodes(pods: int) -> int:
+    """Nodes for a workload of ``pods``: 100 pods a node (of 110 allowed) at its peak, surge
+    included. With room for ``pods`` only, a Deployment's roll left the surge's pods pending
+    (at 20,000 pods, 2,890 of them), and the kubelet spent its time retrying to place them
+    (docs/decisions.md, "20,000 pods")."""
+    return min(MAX_NODES, math.ceil(pods * SURGE / PODS_PER_NODE) + 1)
 ROLE_LIMITS: dict[str, float] = {"qps": 0.0, "burst": 1}
 """The client limits of the kubelet and the controllers (``--qps``, ``--burst``); qps 0: none."""
 
@@ -313,7 +327,7 @@ class _InProcessRoles:
                         ApiClient(_limited(kubelet_config), metrics=kubelet_metrics))
         self.managers = (Manager(self.clients[0], ManagerOptions(name="bench-controllers")),
                          Manager(self.clients[1], ManagerOptions(name="bench-kubelet")))
-        kubelet = Kubelet(self.clients[1], bench_kubelet_config(self.pods // PODS_PER_NODE + 1))
+        kubelet = Kubelet(self.clients[1], bench_kubelet_config(bench_nodes(self.pods)))
         await kubelet.setup(self.managers[1])
         await add_controllers(self.managers[0], list(self.controllers))
         await self.managers[1].start()
@@ -322,6 +336,10 @@ class _InProcessRoles:
     async def sample(self) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
         """Requests so far (controllers, kubelet) and CPU seconds so far, by process."""
         return request_counts(self.metrics[0]), request_counts(self.metrics[1]), {"all": time.process_time()}
+
+    async def memory(self) -> dict[str, dict[str, int]]:
+        """Resident bytes now and at the peak, by process (here: this one only)."""
+        return {"all": memory_of()}
 
     async def stop(self) -> None:
         for manager in self.managers:
@@ -340,7 +358,7 @@ class _SplitRoles:
         kubeconfig = Path(server.kubeconfig_path)
         limits = (ROLE_LIMITS["qps"], int(ROLE_LIMITS["burst"]))
         self.controllers = RoleProcess("controllers", kubeconfig, 1, workdir, limits, controllers)
-        self.kubelet = RoleProcess("kubelet", kubeconfig, pods // PODS_PER_NODE + 1, workdir, limits)
+        self.kubelet = RoleProcess("kubelet", kubeconfig, bench_nodes(pods), workdir, limits)
 
     async def start(self) -> None:
         await self.kubelet.start()
@@ -352,6 +370,11 @@ class _SplitRoles:
         return controller, kubelet, {"server": time.process_time(), "controllers": controller_cpu,
                                      "kubelet": kubelet_cpu, "gc:controllers": controller_gc,
                                      "gc:kubelet": kubelet_gc}
+
+    async def memory(self) -> dict[str, dict[str, int]]:
+        """Resident bytes now and at the peak, by process (the server's is this driver's)."""
+        return {"server": memory_of(), "controllers": memory_of(self.controllers.pid),
+                "kubelet": memory_of(self.kubelet.pid)}
 
     async def stop(self) -> None:
         await asyncio.gather(self.controllers.stop(), self.kubelet.stop())
@@ -523,7 +546,8 @@ def versus_cloneset_manifest(replicas: int, image: str) -> Obj:
 
 
 Phase = dict[str, Any]
-"""``seconds``, ``cpu`` (by process), ``requests`` (controllers, kubelet) of one timed phase."""
+"""``seconds``, ``cpu`` (by process), ``requests`` (controllers, kubelet) of one timed phase, and
+``memory`` (by process: resident bytes at its end, ``rss``, and the peak so far, ``peak``)."""
 
 
 async def _timed(roles: _InProcessRoles | _SplitRoles, act: Callable[[], Any], done: Callable[[], Any]) -> Phase:
@@ -534,13 +558,19 @@ async def _timed(roles: _InProcessRoles | _SplitRoles, act: Callable[[], Any], d
     seconds = time.monotonic() - started
     controller_after, kubelet_after, cpu_after = await roles.sample()
     return {"seconds": seconds, "cpu": {name: cpu_after[name] - cpu_started[name] for name in cpu_after},
-            "requests": (_delta(controller_after, controller_before), _delta(kubelet_after, kubelet_before))}
+            "requests": (_delta(controller_after, controller_before), _delta(kubelet_after, kubelet_before)),
+            "memory": await roles.memory()}
 
 
-async def versus(pods: int, timeout: float, split: bool) -> dict[str, Phase]:
+VERSUS_WORKLOADS = ("deployment", "cloneset")
+
+
+async def versus(pods: int, timeout: float, split: bool,
+                 workloads: tuple[str, ...] = VERSUS_WORKLOADS) -> dict[str, Phase]:
     """The Deployment's scale-up and roll, then the CloneSet's, on one server, kubelet and
-    controller set; see the module docstring."""
-    image_patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26"}]}}}}
+    controller set; see the module docstring. ``workloads`` picks one of them or both (the
+    sweep of ``bench/rollout_sweep.py`` runs the Deployment alone where the CloneSet would not
+    fit its time)."""
     with tempfile.TemporaryDirectory() as tmp:
         server = KubeServer(ServerConfig(data_dir=Path(tmp) / "data", port=0, memory=True))
         await server.start()
@@ -550,32 +580,48 @@ async def versus(pods: int, timeout: float, split: bool) -> dict[str, Phase]:
         phases: dict[str, Phase] = {}
         try:
             await roles.start()
-            await user.create(DEPLOYMENTS, deployment_manifest(0, "nginx:1.25"), namespace="default")
-            await _wait_deployment(user, _deployment_done(0, 1), timeout)
-            phases["deployment scale"] = await _timed(
-                roles, lambda: user.patch(DEPLOYMENTS, "bench", {"spec": {"replicas": pods}}, namespace="default"),
-                lambda: _wait_deployment(user, _deployment_done(pods, 2), timeout))
-            phases["deployment roll"] = await _timed(
-                roles, lambda: user.patch(DEPLOYMENTS, "bench", image_patch, patch_type="strategic",
-                                          namespace="default"),
-                lambda: _wait_deployment(user, _deployment_done(pods, 3), timeout))
-            # Make room on the nodes: the CloneSet runs on the same kubelet after the Deployment.
-            await user.patch(DEPLOYMENTS, "bench", {"spec": {"replicas": 0}}, namespace="default")
-            await _old_pods_gone(user, 0, timeout)
-
-            await user.create(CLONESETS, versus_cloneset_manifest(0, "nginx:1.25"), namespace="default")
-            await _wait(lambda cs: (cs.get("status") or {}).get("observedGeneration") == 1, user, timeout)
-            phases["cloneset scale"] = await _timed(
-                roles, lambda: user.patch(CLONESETS, "bench", {"spec": {"replicas": pods}}, namespace="default"),
-                lambda: _wait(_all_available(pods, 2), user, timeout))
-            phases["cloneset roll"] = await _timed(
-                roles, lambda: user.patch(CLONESETS, "bench", image_patch, namespace="default"),
-                lambda: _wait(_all_available(pods, 3), user, timeout))
+            if "deployment" in workloads:
+                await _versus_deployment(user, roles, pods, timeout, phases, drain="cloneset" in workloads)
+            if "cloneset" in workloads:
+                await _versus_cloneset(user, roles, pods, timeout, phases)
         finally:
             await roles.stop()
             await user.aclose()
             await server.stop()
     return phases
+
+
+IMAGE_PATCH = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26"}]}}}}
+
+
+async def _versus_deployment(user: ApiClient, roles: _InProcessRoles | _SplitRoles, pods: int, timeout: float,
+                             phases: dict[str, Phase], drain: bool) -> None:
+    """The Deployment's timed scale-up and roll; with ``drain``, then scaled to 0 and drained
+    (not timed) to make room on the nodes for the CloneSet, which runs on the same kubelet."""
+    await user.create(DEPLOYMENTS, deployment_manifest(0, "nginx:1.25"), namespace="default")
+    await _wait_deployment(user, _deployment_done(0, 1), timeout)
+    phases["deployment scale"] = await _timed(
+        roles, lambda: user.patch(DEPLOYMENTS, "bench", {"spec": {"replicas": pods}}, namespace="default"),
+        lambda: _wait_deployment(user, _deployment_done(pods, 2), timeout))
+    phases["deployment roll"] = await _timed(
+        roles, lambda: user.patch(DEPLOYMENTS, "bench", IMAGE_PATCH, patch_type="strategic", namespace="default"),
+        lambda: _wait_deployment(user, _deployment_done(pods, 3), timeout))
+    if drain:
+        await user.patch(DEPLOYMENTS, "bench", {"spec": {"replicas": 0}}, namespace="default")
+        await _old_pods_gone(user, 0, timeout)
+
+
+async def _versus_cloneset(user: ApiClient, roles: _InProcessRoles | _SplitRoles, pods: int, timeout: float,
+                           phases: dict[str, Phase]) -> None:
+    """The CloneSet's timed scale-up and in-place roll."""
+    await user.create(CLONESETS, versus_cloneset_manifest(0, "nginx:1.25"), namespace="default")
+    await _wait(lambda cs: (cs.get("status") or {}).get("observedGeneration") == 1, user, timeout)
+    phases["cloneset scale"] = await _timed(
+        roles, lambda: user.patch(CLONESETS, "bench", {"spec": {"replicas": pods}}, namespace="default"),
+        lambda: _wait(_all_available(pods, 2), user, timeout))
+    phases["cloneset roll"] = await _timed(
+        roles, lambda: user.patch(CLONESETS, "bench", IMAGE_PATCH, namespace="default"),
+        lambda: _wait(_all_available(pods, 3), user, timeout))
 
 
 def report_versus(pods: int, split: bool, phases: dict[str, Phase]) -> None:
@@ -587,6 +633,8 @@ def report_versus(pods: int, split: bool, phases: dict[str, Phase]) -> None:
               f"controller writes {_writes(controller)} {dict(sorted(controller.items()))}; "
               f"kubelet writes {_writes(kubelet)} {dict(sorted(kubelet.items()))}")
     for step in ("scale", "roll"):
+        if f"cloneset {step}" not in phases or f"deployment {step}" not in phases:
+            continue  # one workload only (bench/rollout_sweep.py)
         cloneset, deployment = phases[f"cloneset {step}"], phases[f"deployment {step}"]
         cpu_key = "controllers" if split else "all"
         print(f"versus ratio CloneSet/Deployment {step}: time {cloneset['seconds'] / deployment['seconds']:.2f}x, "

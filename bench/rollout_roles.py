@@ -48,9 +48,16 @@ def request_counts(metrics: CountingRequestMetrics) -> dict[str, int]:
 
 
 def bench_kubelet_config(nodes: int) -> KubeletConfig:
-    """The benchmark's kubelet: ``nodes`` nodes, pods start, turn ready and go at once."""
+    """The benchmark's kubelet: ``nodes`` nodes, pods start, turn ready and go at once.
+
+    The nodes renew their Leases every 10 s, as ``kubeloop kubelet`` does (and upstream's kubelet:
+    a quarter of the 40 s lease), not every second as the tests' quick kubelet: at 20,000 pods
+    (201 nodes) the tests' interval asked for up to 201 Lease writes a second (a third of the
+    floor's write rate) whatever the pods did, a cost that grows with nodes x phase time, i.e.
+    with the square of the pods (docs/decisions.md, "20,000 pods")."""
     return dataclasses.replace(quick_kubelet_config(nodes=nodes),
-                               defaults=BehaviourDefaults(start_delay=0.0, ready_delay=0.0, termination_delay=0.0))
+                               defaults=BehaviourDefaults(start_delay=0.0, ready_delay=0.0, termination_delay=0.0),
+                               heartbeat_interval=KubeletConfig().heartbeat_interval)
 
 
 class GcTimer:
@@ -130,6 +137,11 @@ class RoleProcess:
                       "--controllers", ",".join(controllers)]
         self._process: asyncio.subprocess.Process | None = None
         self._sequence = 0
+
+    @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
 
     async def start(self, timeout: float = 60.0) -> None:
         """Start the process and wait until it reports ready (its first stats)."""

@@ -56,13 +56,14 @@ from kubeloop.kubelet.podstate import (
     spec_containers,
 )
 from kubeloop.kubelet.podstatus import render_status, unschedulable_status
-from kubeloop.kubelet.scheduling import pick_node, wants_scheduling
+from kubeloop.kubelet.scheduling import node_fit_changed, pick_node, wants_scheduling
 from kubeloop.kubelet.staticpods import control_plane_pods
 from kubeloop.runtime.controller import Result
 from kubeloop.runtime.events import ClientEventSink, EventRecorder
 from kubeloop.runtime.handlers import Request
 from kubeloop.runtime.informers.informer import SharedIndexInformer
 from kubeloop.runtime.manager import Manager
+from kubeloop.runtime.predicates import Predicate
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +113,8 @@ class Kubelet:
         """Per node, the address of every pod this kubelet holds a memo for (pod key -> IP)."""
         self._assumed: dict[str, tuple[str, str]] = {}
         self._reported: set[str] = set()
+        self._leases: dict[str, dict[str, Any]] = {}
+        """Per node, the Lease as the server last answered this kubelet's write of it."""
         self._pods: SharedIndexInformer | None = None
         self._node_cache: SharedIndexInformer | None = None
         self._kubelet_events: EventRecorder | None = None
@@ -132,7 +135,7 @@ class Kubelet:
         self._node_cache = await mgr.factory.informer_for(NODES)
         await (mgr.controller("kubelet")
                .for_(PODS)
-               .watches(NODES, self._pending_pods)
+               .watches(NODES, self._pending_pods, [Predicate(update=node_fit_changed)])
                .with_options(max_concurrent_reconciles=self.config.workers)
                .complete(self.reconcile))
         mgr.add_runnable(self.run_nodes, needs_leader=False)
@@ -401,7 +404,25 @@ class Kubelet:
                 await self.client.create(PODS, mirror, namespace=mirror["metadata"]["namespace"])
 
     async def _renew_lease(self, node: SimNode, node_uid: str) -> None:
+        """Renew the node's heartbeat Lease with one write: an update of the Lease this kubelet
+        last wrote, without reading it first, as upstream's lease controller renews from its
+        ``latestLease`` (k8s.io/component-helpers/apimachinery/lease/controller.go, ``sync``).
+        Only when there is none, or the server refuses it (409: someone else wrote the Lease;
+        404: it is gone), is the Lease read (or created) and updated from what was read.
+
+        Why: the renewals cost the server ``nodes`` writes every heartbeat interval whatever the
+        pods do; a read before each write doubled that (the 20,000-pod sweep of
+        bench/rollout_sweep.py, docs/decisions.md "20,000 pods").
+        """
         renew = format_micro_time(datetime.fromtimestamp(self._wall(), UTC))
+        latest = self._leases.get(node.name)
+        if latest is not None:
+            try:
+                self._leases[node.name] = await self.client.update(
+                    LEASES, self._renewed(latest, node, renew), namespace=NODE_LEASE_NAMESPACE)
+                return
+            except (Conflict, NotFound):
+                del self._leases[node.name]
         try:
             lease = await self.client.get(LEASES, node.name, namespace=NODE_LEASE_NAMESPACE)
         except Exception as exc:
@@ -409,9 +430,14 @@ class Kubelet:
                 raise
             if not node_uid:
                 node_uid = uid_of(await self.client.get(NODES, node.name))
-            await self.client.create(LEASES, lease_object(node.name, node_uid, self.config.lease_duration_seconds,
-                                                          renew), namespace=NODE_LEASE_NAMESPACE)
+            self._leases[node.name] = await self.client.create(
+                LEASES, lease_object(node.name, node_uid, self.config.lease_duration_seconds, renew),
+                namespace=NODE_LEASE_NAMESPACE)
             return
+        self._leases[node.name] = await self.client.update(
+            LEASES, self._renewed(lease, node, renew), namespace=NODE_LEASE_NAMESPACE)
+
+    def _renewed(self, lease: Mapping[str, Any], node: SimNode, renew: str) -> dict[str, Any]:
         spec = {**(lease.get("spec") or {}), "holderIdentity": node.name,
                 "leaseDurationSeconds": self.config.lease_duration_seconds, "renewTime": renew}
-        await self.client.update(LEASES, {**lease, "spec": spec}, namespace=NODE_LEASE_NAMESPACE)
+        return {**lease, "spec": spec}

@@ -88,5 +88,26 @@ def pick_node(pod: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]], load: 
     return None, f"no node can take the pod (0 of {len(nodes)})" + (f": {detail}." if detail else ".")
 
 
+def node_fit_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether a node update can change which pods fit it: what :func:`node_fits` reads
+    (cordon, readiness, labels, ``pods`` allocatable) differs between ``old`` and ``new``.
+
+    A heartbeat (new ``lastHeartbeatTime`` only) changes none of it, so it need not send every
+    pending pod back to the scheduler: upstream's scheduler moves its unschedulable pods on a
+    node update only when the node's scheduling properties changed (``pkg/scheduler/
+    eventhandlers.go``, ``nodeSchedulingPropertiesChange``, which also compares conditions
+    with their heartbeat times stripped). Here, with 201 nodes and 2,890 pending pods, the
+    re-queueing alone took a third of the kubelet's time (docs/decisions.md, "20,000 pods").
+    """
+    return _fit_facts(old) != _fit_facts(new)
+
+
+def _fit_facts(node: Mapping[str, Any]) -> tuple[object, ...]:
+    spec = node.get("spec")
+    unschedulable = bool(spec.get("unschedulable")) if isinstance(spec, Mapping) else False
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    return unschedulable, _node_ready(node), dict(labels), _pod_capacity(node)
+
+
 def _name(node: Mapping[str, Any]) -> str:
     return str((node.get("metadata") or {}).get("name") or "")

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from cluster_thread import ClusterThread
 
 from kubeloop.api.pods import node_name
+from kubeloop.testing.cluster import ClusterConfig, quick_kubelet_config
 from kubeloop.testing.polling import eventually_blocking
 
 
@@ -92,3 +97,28 @@ def test_a_pod_for_another_scheduler_stays_pending(kube: ClusterThread) -> None:
     assert node_of(kube, "elsewhere") == ""
     assert elsewhere.status.phase == "Pending"
     assert not elsewhere.status.conditions
+
+
+@pytest.fixture
+def kube_without_retries(tmp_path: Path) -> Iterator[ClusterThread]:
+    """As ``kube``, but an unschedulable pod is not retried on a timer (in an hour): only a
+    node event can get it placed."""
+    config = dataclasses.replace(quick_kubelet_config(), unschedulable_retry=3600.0)
+    cluster = ClusterThread(ClusterConfig(data_dir=tmp_path / "cluster", kubelet=config, controllers=()))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def test_a_node_that_comes_to_fit_gets_the_pending_pod(kube_without_retries: ClusterThread) -> None:
+    kube = kube_without_retries
+    kube.core.create_namespaced_pod("default", pod("waiting", nodeSelector={"disk": "ssd"}))
+
+    def unschedulable() -> bool:
+        status = kube.core.read_namespaced_pod("waiting", "default").status
+        return any(c.type == "PodScheduled" and c.status == "False" for c in status.conditions or ())
+
+    eventually_blocking(unschedulable, what="PodScheduled=False", timeout=30)
+    kube.core.patch_node("kubeloop-node-2", {"metadata": {"labels": {"disk": "ssd"}}})
+    assert eventually_blocking(lambda: node_of(kube, "waiting"), what="the pod placed", timeout=30) == "kubeloop-node-2"

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from kubeloop.kubelet.scheduling import node_fits, pick_node, wants_scheduling
+from kubeloop.kubelet.scheduling import node_fit_changed, node_fits, pick_node, wants_scheduling
 
 
 def pod(**spec: Any) -> dict[str, Any]:
@@ -77,3 +77,23 @@ def test_pick_node_explains_why_nothing_fits() -> None:
     assert why == ("no node can take the pod (0 of 3): 2 node does not match the pod's nodeSelector, "
                    "1 node is not ready.")
     assert pick_node(pod(), [], {}) == (None, "no node can take the pod (0 of 0).")
+
+
+def heartbeat(candidate: dict[str, Any], at: str) -> dict[str, Any]:
+    conditions = [{**c, "lastHeartbeatTime": at} for c in candidate["status"]["conditions"]]
+    return {**candidate, "status": {**candidate["status"], "conditions": conditions}}
+
+
+@pytest.mark.parametrize(
+    ("new", "changed"),
+    [
+        (heartbeat(node("n1"), "2026-01-01T00:00:10Z"), False),
+        ({**node("n1"), "metadata": {**node("n1")["metadata"], "resourceVersion": "9"}}, False),
+        (node("n1", unschedulable=True), True),
+        (node("n1", ready=False), True),
+        (node("n1", disk="ssd"), True),
+        (node("n1", pods="20"), True),
+    ],
+)
+def test_node_fit_changed_ignores_heartbeats(new: dict[str, Any], changed: bool) -> None:
+    assert node_fit_changed(heartbeat(node("n1"), "2026-01-01T00:00:00Z"), new) is changed
