@@ -18,25 +18,29 @@ from kubeloop.server.storage import DEFAULT_WATCH_CACHE_SIZE
 
 async def _serve(config: ServerConfig) -> None:
     server = KubeServer(config)
-    try:
-        await server.start()
-    except Exception as exc:
-        failure = start_failure(exc, config.data_dir, config.host, config.port)
-        if failure is None:
-            raise
-        raise failure from None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    # Before the start, which writes the kubeconfig others wait for: a SIGINT or SIGTERM that
+    # arrives as soon as it exists stops the server cleanly once it has started.
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    click.echo(f"kubeloop server listening on {server.url}", err=True)
-    click.echo(f"kubeconfig: {server.kubeconfig_path}", err=True)
     try:
-        await stop.wait()
+        try:
+            await server.start()
+        except Exception as exc:
+            failure = start_failure(exc, config.data_dir, config.host, config.port)
+            if failure is None:
+                raise
+            raise failure from None
+        click.echo(f"kubeloop server listening on {server.url}", err=True)
+        click.echo(f"kubeconfig: {server.kubeconfig_path}", err=True)
+        try:
+            await stop.wait()
+        finally:
+            await server.stop()
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
-        await server.stop()
     click.echo("kubeloop server stopped", err=True)
 
 
