@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +26,32 @@ if TYPE_CHECKING:
     from kubeloop.dashboard.feed import DashboardFeed
 
 import click
+
+INTERRUPT_GRACE_SECONDS = 5.0
+"""How long the clean-up after Ctrl-C may take before the process ends anyway."""
+
+
+async def _bounded_after_interrupt(main: Any) -> int:
+    """``main``, ending the process with 130 :data:`INTERRUPT_GRACE_SECONDS` after a Ctrl-C should
+    it not have ended by then: Ctrl-C must end the command. ``asyncio.run`` answers the first
+    SIGINT by cancelling ``main`` (its handler, installed before this runs, is kept and called);
+    the clean-up that follows (closing the watches and the client's TLS connections to a busy
+    server), or output blocked on a terminal that is not read, must not hold the process. In CI,
+    under load, one such exit took over a minute."""
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        timer = threading.Timer(INTERRUPT_GRACE_SECONDS, os._exit, (130,))
+        timer.daemon = True
+        timer.start()
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    code: int = await main
+    return code
 
 
 async def _watch(kubeconfig: Path | None, namespace: str | None, target: tuple[str, str] | None,
@@ -159,7 +188,7 @@ def watch(target: str | None, kubeconfig: Path | None, namespace: str | None, ti
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="KIND/NAME") from None
     try:
-        code = asyncio.run(_watch(kubeconfig, namespace, chosen, timeout, follow))
+        code = asyncio.run(_bounded_after_interrupt(_watch(kubeconfig, namespace, chosen, timeout, follow)))
     except (ApiException, ConfigError, TransportError) as exc:
         click.echo(f"Error: {exc}", err=True)
         code = 1
