@@ -40,7 +40,15 @@ import scenarios as scenario_module  # noqa: E402
 from fixtures import Dataset, Template, build_template  # noqa: E402
 from report import write_report  # noqa: E402
 from scenarios import RunContext, RunSpec, run_controller, run_recovery, run_self_reporting  # noqa: E402
-from venvs import CONTESTANTS, DEFAULT_VENV_ROOT, PEER_REQUIREMENTS, ensure_venv, freeze, interpreter  # noqa: E402
+from venvs import (  # noqa: E402
+    CONTESTANTS,
+    DEFAULT_VENV_ROOT,
+    PEER_REQUIREMENTS,
+    byte_compile_kubeloop,
+    ensure_venv,
+    freeze,
+    interpreter,
+)
 
 
 @dataclass(frozen=True)
@@ -252,6 +260,7 @@ def main() -> None:
     runner = Runner(args, work)
     wanted_venvs = {CONTESTANTS[c].venv for s in scenarios for c in runner.contestants(s)} - {None}
     versions: dict[str, list[str]] = {"kubeloop": freeze(Path(sys.executable))}
+    byte_compile_kubeloop(Path(sys.executable))
     for venv in sorted(v for v in wanted_venvs if v):
         try:
             versions[venv] = freeze(ensure_venv(Path(args.venv_root), venv))

@@ -102,3 +102,18 @@ def freeze(python: Path) -> list[str]:
     out = subprocess.run([str(python), "-m", "pip", "freeze", "--disable-pip-version-check"],
                          capture_output=True, text=True, check=False)
     return [line for line in out.stdout.splitlines() if line and not line.startswith("-e ")]
+
+
+def byte_compile_kubeloop(python: Path) -> None:
+    """Write the ``.pyc`` files of the kubeloop package the contestants import, as
+    ``pip install`` does for every peer's package.
+
+    kubeloop runs from its source tree (an editable install or ``PYTHONPATH``); where
+    ``PYTHONDONTWRITEBYTECODE`` is set (this project's sessions set it) no ``.pyc`` is ever
+    written there, so every kubeloop process compiled its ~50 modules from source at start
+    while kopf's came compiled from its venv: 362 M instructions of kubeloop-w8's 1,968 M
+    fixed cost in B1 (callgrind; docs/decisions.md, "B1's CPU"). Only stale files are
+    compiled, into the usual ``__pycache__`` directories (ignored by git)."""
+    code = ("import compileall, os, kubeloop; "
+            "compileall.compile_dir(os.path.dirname(kubeloop.__file__), quiet=1)")
+    subprocess.run([str(python), "-c", code], check=False)

@@ -67,8 +67,12 @@ def is_being_deleted(obj: Mapping[str, Any]) -> bool:
 
 def object_key(obj: Mapping[str, Any]) -> str:
     """``namespace/name``, or ``name`` for cluster-scoped objects (client-go's key function)."""
-    namespace = namespace_of(obj)
-    name = name_of(obj)
+    # Inlined name_of/namespace_of: every cached object passes here several times per event.
+    meta: Any = obj.get("metadata")
+    if not is_shape(meta):
+        return ""
+    name = str(meta.get("name") or "")
+    namespace = meta.get("namespace")
     return f"{namespace}/{name}" if namespace else name
 
 

@@ -7,7 +7,9 @@ controller of a given kind, as ``Owns()`` does), or any function of your own (``
 A :class:`Handler` is controller-runtime's ``handler.EventHandler``
 (``pkg/handler/eventhandler.go``): told of a create, an update or a delete with the object(s)
 and the controller's :class:`Queue`, it decides what to enqueue and may do bookkeeping on the
-way (expectations). Two kinds: :class:`EnqueueRequestsFromMapFunc` (a mapper, as upstream's
+way (expectations). Three kinds: :class:`EnqueueRequestForObject` (the object itself, upstream's
+``pkg/handler/enqueue.go``; what :func:`requests_for_object` becomes),
+:class:`EnqueueRequestsFromMapFunc` (a mapper, as upstream's
 ``handler.EnqueueRequestsFromMapFunc`` in ``pkg/handler/enqueue_mapped.go``) and :class:`Funcs`
 (three optional functions, as upstream's ``handler.Funcs``). :class:`BoundHandler` binds one to
 a queue and predicates and is what an informer is given; it unwraps deletion tombstones for
@@ -150,6 +152,25 @@ class EnqueueRequestsFromMapFunc:
             self._enqueue(queue, actual)
 
 
+class EnqueueRequestForObject:
+    """The object's own request for every event, as upstream's ``handler.EnqueueRequestForObject``
+    (``pkg/handler/enqueue.go``): an update enqueues the new object only (its key is the old
+    one's). What ``For()`` and a bare :func:`requests_for_object` get: the same requests as
+    mapping both sides through :class:`EnqueueRequestsFromMapFunc`, without a list, a set and a
+    second request per update (every reconcile's own write comes back as one)."""
+
+    def on_create(self, obj: Obj, is_in_initial_list: bool, queue: Queue) -> None:
+        queue.add(Request.for_object(obj))
+
+    def on_update(self, old: Obj, new: Obj, queue: Queue) -> None:
+        queue.add(Request.for_object(new))
+
+    def on_delete(self, obj: Obj | DeletedFinalStateUnknown, queue: Queue) -> None:
+        actual = unwrap(obj)
+        if actual is not None:
+            queue.add(Request.for_object(actual))
+
+
 class BoundHandler:
     """Informer handler: filter events by predicates, then pass them to a :class:`Handler` with the queue.
 
@@ -182,6 +203,8 @@ class BoundHandler:
 
 def as_handler(handler: Handler | Mapper) -> Handler:
     """A :class:`Handler` as given, or one enqueueing what a mapper function gives."""
+    if handler is requests_for_object:
+        return EnqueueRequestForObject()
     if callable(handler):
         return EnqueueRequestsFromMapFunc(handler)
     return handler

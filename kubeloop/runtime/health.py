@@ -5,16 +5,22 @@ as controller-runtime's do: ``200 ok``; with ``?verbose`` one ``[+]name ok`` lin
 closing ``healthz check passed``; on failure ``500`` with ``[-]name failed: reason withheld``
 lines and ``healthz check failed``; ``?exclude=name`` skips a check; ``/healthz/<name>`` runs
 one check (404 for an unknown name).
+
+``aiohttp.web`` is imported when the server starts, not with this module: every manager builds
+a :class:`HealthServer`, most never serve it (``health_port=None``), and the import is ~36 ms
+(aiohttp's server half, ``http.server``, ``email``) a controller would pay at every start.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 Check = Callable[[], Any | Awaitable[Any]]
 TEXT = "text/plain"
@@ -43,6 +49,7 @@ class HealthServer:
         self.checks[endpoint][name] = check
 
     def app(self) -> web.Application:
+        from aiohttp import web
         app = web.Application()
         for endpoint in ("healthz", "readyz"):
             app.router.add_get(f"/{endpoint}", self._aggregate(endpoint))
@@ -52,6 +59,7 @@ class HealthServer:
 
     def _aggregate(self, endpoint: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handler(request: web.Request) -> web.Response:
+            from aiohttp import web
             checks = self.checks[endpoint]
             if not checks and endpoint == "healthz":
                 checks = {"ping": lambda: None}
@@ -79,6 +87,7 @@ class HealthServer:
 
     def _single(self, endpoint: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handler(request: web.Request) -> web.Response:
+            from aiohttp import web
             name = request.match_info["name"]
             check = self.checks[endpoint].get(name)
             if check is None:
@@ -94,12 +103,15 @@ class HealthServer:
 
     async def _metrics(self, request: web.Request) -> web.Response:
         body = generate_latest(self.registry)
+        from aiohttp import web
+
         response = web.Response(body=body)
         response.headers["Content-Type"] = CONTENT_TYPE_LATEST
         return response
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         """Serve on ``host:port`` (0 picks a free port); returns the bound port."""
+        from aiohttp import web
         self._runner = web.AppRunner(self.app(), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)

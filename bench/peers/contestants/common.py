@@ -55,12 +55,15 @@ def seen_value(obj: dict[str, Any]) -> str | None:
 def classify(method: str, url: str, params: Any = None) -> str:
     """GET / LIST / WATCH / PATCH / ... for one request, from its method and URL."""
     parts = urlsplit(url)
-    query = parse_qs(parts.query)
-    watching = query.get("watch", [""])[0] in ("true", "1")
-    if isinstance(params, dict):
-        watching = watching or str(params.get("watch", "")).lower() in ("true", "1")
-    elif isinstance(params, list | tuple):
-        watching = watching or any(k == "watch" and str(v).lower() in ("true", "1") for k, v in params)
+    method = method.upper()
+    watching = False
+    if method == "GET":  # only a GET can be a watch: the query is parsed for those alone
+        query = parse_qs(parts.query)
+        watching = query.get("watch", [""])[0] in ("true", "1")
+        if isinstance(params, dict):
+            watching = watching or str(params.get("watch", "")).lower() in ("true", "1")
+        elif isinstance(params, list | tuple):
+            watching = watching or any(k == "watch" and str(v).lower() in ("true", "1") for k, v in params)
     segments = [s for s in parts.path.split("/") if s]
     if segments[:1] == ["api"]:
         rest = segments[2:]
@@ -72,7 +75,6 @@ def classify(method: str, url: str, params: Any = None) -> str:
         return "DISCOVERY"
     if rest[0] == "namespaces" and len(rest) >= 3:
         rest = rest[2:]
-    method = method.upper()
     if method == "GET":
         if watching:
             return "WATCH"

@@ -310,7 +310,7 @@ class SharedIndexInformer:
     def _store(self, key: str, obj: Obj) -> Obj | None:
         if self.mutation_detector is not None:
             self.mutation_detector.record(key, obj)
-        return self.indexer.upsert(obj)
+        return self.indexer.upsert(obj, key)
 
     def _remove(self, key: str) -> Obj | None:
         if self.mutation_detector is not None:

@@ -98,9 +98,11 @@ class Indexer:
         self._listeners.append(listener)
 
     # -- writes ---------------------------------------------------------------------------
-    def upsert(self, obj: Obj) -> Obj | None:
-        """Add or replace the object under its key; returns the previous object, if any."""
-        key = object_key(obj)
+    def upsert(self, obj: Obj, key: str | None = None) -> Obj | None:
+        """Add or replace the object under its key (``key``, when the caller has it already,
+        must be ``object_key(obj)``); returns the previous object, if any."""
+        if key is None:
+            key = object_key(obj)
         old = self._items.get(key)
         self._items[key] = obj
         self._reindex(key, old, obj)

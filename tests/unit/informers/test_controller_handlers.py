@@ -9,7 +9,16 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from kubeloop.runtime.controller import Controller
-from kubeloop.runtime.handlers import BoundHandler, EnqueueRequestsFromMapFunc, Funcs, Queue, Request
+from kubeloop.runtime.handlers import (
+    BoundHandler,
+    EnqueueRequestForObject,
+    EnqueueRequestsFromMapFunc,
+    Funcs,
+    Queue,
+    Request,
+    as_handler,
+    requests_for_object,
+)
 from kubeloop.runtime.informers import DeletedFinalStateUnknown
 from kubeloop.runtime.informers.informer import SharedIndexInformer
 from kubeloop.runtime.predicates import from_filter
@@ -136,3 +145,21 @@ def test_a_mapper_enqueues_each_request_once_for_both_sides_of_an_update() -> No
     handler.on_update(obj("q", owner="x"), obj("q", rv="2", owner="x"), queue)
     handler.on_delete(DeletedFinalStateUnknown("ns/gone", None), queue)
     assert queue.added == [Request("ns", "y"), Request("ns", "x"), Request("ns", "x")]
+
+
+def test_a_bare_requests_for_object_enqueues_the_objects_own_request_once_per_event() -> None:
+    # upstream's handler.EnqueueRequestForObject (pkg/handler/enqueue.go): For() enqueues the
+    # object on create, the new object on update (once, not once per side), the object behind a
+    # tombstone on delete, and nothing for a tombstone without one.
+    handler = as_handler(requests_for_object)
+    assert isinstance(handler, EnqueueRequestForObject)
+    queue = RecordingQueue()
+    handler.on_create(obj("a"), True, queue)
+    handler.on_update(obj("b", "1"), obj("b", "2"), queue)
+    handler.on_update({"metadata": {"name": "c", "namespace": "old"}}, {"metadata": {"name": "c"}}, queue)
+    handler.on_delete(obj("d"), queue)
+    handler.on_delete(DeletedFinalStateUnknown("ns/e", obj("e")), queue)
+    handler.on_delete(DeletedFinalStateUnknown("ns/f", None), queue)
+    assert queue.added == [Request("ns", "a"), Request("ns", "b"), Request("", "c"), Request("ns", "d"),
+                           Request("ns", "e")]
+    assert queue.delayed == []
