@@ -21,4 +21,10 @@ if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
   fi
   touch "$stamp"
 fi
+# kubeloop is installed editable (the checkout is the package), so pip has not byte-compiled it
+# as it does the packages it installs; where PYTHONDONTWRITEBYTECODE is set, as on these
+# machines, every process would compile each module it imports, again at every start (about a
+# second of CPU for the server's). Compile into the checkout's own __pycache__ folders (git
+# ignores them); when nothing changed this only compares times (0.4 s).
+"$venv/bin/python" -m compileall -q -j 0 "$root/kubeloop" >/dev/null
 export PATH="$venv/bin:$PATH"
