@@ -274,7 +274,9 @@ def validate_object_meta_update(
         if new_value != str_at(old_meta, name, path, []):
             errs.append(invalid(child(path, name), new_value, FIELD_IMMUTABLE))
     for name in ("creationTimestamp", "deletionTimestamp"):
-        if _time_key(new_meta.get(name)) != _time_key(old_meta.get(name)):
+        # The same text is the same time (most updates carry the stored timestamps back).
+        new_time, old_time = new_meta.get(name), old_meta.get(name)
+        if new_time != old_time and _time_key(new_time) != _time_key(old_time):
             shown = go_time(new_meta.get(name))
             errs.append(invalid(child(path, name), shown if shown is not None else GoLiteral("null"), FIELD_IMMUTABLE))
     new_grace = int_at(new_meta, "deletionGracePeriodSeconds", path, errs)
