@@ -316,6 +316,9 @@ def _diff(old: Any, new: Any, shape: Shape, prefix: Path, added: set[Path], remo
                 _walk(value, shape.child(str(name)), (*prefix, f"f:{name}"), came)
                 added.update(came)
         return
+    if isinstance(old, list) and isinstance(new, list) and _diff_members(old, new, shape, prefix, added, removed,
+                                                                         modified):
+        return
     before: dict[Path, Any] = {}
     after: dict[Path, Any] = {}
     _walk(old, shape, prefix, before)
@@ -325,6 +328,46 @@ def _diff(old: Any, new: Any, shape: Shape, prefix: Path, added: set[Path], remo
         _sort_out(lost, before[lost], after, removed, modified)
     for new_path in after.keys() - before.keys():
         _sort_out(new_path, after[new_path], before, added, modified)
+
+
+def _members(items: list[Any], keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """A keyed list's items by their path element, or None when it is not keyed or a key repeats."""
+    if not items or not _keyed(items, keys):
+        return None
+    members = {_key_element(item, keys): item for item in items}
+    return members if len(members) == len(items) else None
+
+
+def _diff_members(old: list[Any], new: list[Any], shape: Shape, prefix: Path, added: set[Path],
+                  removed: set[Path], modified: set[Path]) -> bool:
+    """Diff two keyed lists member by member, as :func:`_diff` does maps (False: not both keyed
+    with distinct keys, for the flat comparison to handle).
+
+    The same paths as walking both lists whole: a member on both sides is its element path on
+    both (unchanged) and its fields compared as a map (an item always holds its key fields, so
+    it is never an empty map); a member on one side only is added or removed with everything
+    below it. Members whose items are equal are skipped: an image change in a pod walks one
+    container, not every container twice.
+    """
+    keys = shape.list_keys()
+    if not keys:
+        return False
+    before, after = _members(old, keys), _members(new, keys)
+    if before is None or after is None:
+        return False
+    for element, item in before.items():
+        if element in after:
+            _diff(item, after[element], shape, (*prefix, element), added, removed, modified)
+        else:
+            gone: dict[Path, Any] = {}
+            _walk([item], shape, prefix, gone)
+            removed.update(gone)
+    for element, item in after.items():
+        if element not in before:
+            came: dict[Path, Any] = {}
+            _walk([item], shape, prefix, came)
+            added.update(came)
+    return True
 
 
 def _sort_out(path: Path, leaf: Any, other: dict[Path, Any], alone: set[Path], modified: set[Path]) -> None:
