@@ -269,7 +269,7 @@ def update_steps(state: ServerState, info: ResourceInfo, requested: Obj, old: Ob
     if status:
         # One private copy of the merged object (``requested`` is private already; the parts
         # of ``old`` it takes must not be changed in the store by defaulting).
-        new = copy_object(merge_status_write(info, requested, old))
+        new: Obj = copy_object(merge_status_write(info, requested, old))
     else:
         new = requested
         reset_status_on_main(info, new, old)
