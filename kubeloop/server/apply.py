@@ -35,6 +35,9 @@ from typing import Any
 import orjson
 
 from kubeloop.api.status import ApiError, invalid_error, required
+from kubeloop.server.fieldsv1 import decode_fields as decode_fields
+from kubeloop.server.fieldsv1 import document_of, fields_of
+from kubeloop.server.fieldsv1 import encode_fields as encode_fields
 from kubeloop.server.patch import FieldMeta, PatchSchema, patch_schema_for
 from kubeloop.server.patch.kinds import object_meta_schema
 from kubeloop.server.patch.schema import MERGE, NO_META
@@ -313,6 +316,9 @@ def _diff(old: Any, new: Any, shape: Shape, prefix: Path, added: set[Path], remo
                 _walk(value, shape.child(str(name)), (*prefix, f"f:{name}"), came)
                 added.update(came)
         return
+    if isinstance(old, list) and isinstance(new, list) and _diff_members(old, new, shape, prefix, added, removed,
+                                                                         modified):
+        return
     before: dict[Path, Any] = {}
     after: dict[Path, Any] = {}
     _walk(old, shape, prefix, before)
@@ -324,6 +330,46 @@ def _diff(old: Any, new: Any, shape: Shape, prefix: Path, added: set[Path], remo
         _sort_out(new_path, after[new_path], before, added, modified)
 
 
+def _members(items: list[Any], keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """A keyed list's items by their path element, or None when it is not keyed or a key repeats."""
+    if not items or not _keyed(items, keys):
+        return None
+    members = {_key_element(item, keys): item for item in items}
+    return members if len(members) == len(items) else None
+
+
+def _diff_members(old: list[Any], new: list[Any], shape: Shape, prefix: Path, added: set[Path],
+                  removed: set[Path], modified: set[Path]) -> bool:
+    """Diff two keyed lists member by member, as :func:`_diff` does maps (False: not both keyed
+    with distinct keys, for the flat comparison to handle).
+
+    The same paths as walking both lists whole: a member on both sides is its element path on
+    both (unchanged) and its fields compared as a map (an item always holds its key fields, so
+    it is never an empty map); a member on one side only is added or removed with everything
+    below it. Members whose items are equal are skipped: an image change in a pod walks one
+    container, not every container twice.
+    """
+    keys = shape.list_keys()
+    if not keys:
+        return False
+    before, after = _members(old, keys), _members(new, keys)
+    if before is None or after is None:
+        return False
+    for element, item in before.items():
+        if element in after:
+            _diff(item, after[element], shape, (*prefix, element), added, removed, modified)
+        else:
+            gone: dict[Path, Any] = {}
+            _walk([item], shape, prefix, gone)
+            removed.update(gone)
+    for element, item in after.items():
+        if element not in before:
+            came: dict[Path, Any] = {}
+            _walk([item], shape, prefix, came)
+            added.update(came)
+    return True
+
+
 def _sort_out(path: Path, leaf: Any, other: dict[Path, Any], alone: set[Path], modified: set[Path]) -> None:
     """File a leaf that the other side lacks: alone, or modified when the other side holds a
     map or list there instead (upstream compares a scalar against a map as a changed leaf),
@@ -333,45 +379,6 @@ def _sort_out(path: Path, leaf: Any, other: dict[Path, Any], alone: set[Path], m
         alone.add(path)
     elif not ((leaf == {} and below[0].startswith("f:")) or (leaf == [] and below[0].startswith(("k:", "v:")))):
         modified.add(path)
-
-
-def encode_fields(paths: Iterable[Path]) -> Obj:
-    """The FieldsV1 document of ``paths``: nested ``{}`` maps, ``"."`` marking a member that
-    also has members below it."""
-    root: Obj = {}
-    listed = set(paths)
-    for path in sorted(listed):
-        node = root
-        for element in path:
-            node = node.setdefault(element, {})
-    for path in listed:
-        node = root
-        for element in path:
-            node = node[element]
-        if node and "." not in node:
-            node["."] = {}
-    return root
-
-
-def decode_fields(document: Any) -> FieldSet:
-    """The paths of a FieldsV1 document (anything malformed below a key is ignored)."""
-    out: set[Path] = set()
-
-    def visit(node: Mapping[str, Any], prefix: Path) -> None:
-        for key, child in node.items():
-            if key == ".":
-                if prefix:
-                    out.add(prefix)
-                continue
-            path = (*prefix, str(key))
-            if isinstance(child, Mapping) and child:
-                visit(child, path)
-            else:
-                out.add(path)
-
-    if isinstance(document, Mapping):
-        visit(document, ())
-    return frozenset(out)
 
 
 def path_text(path: Path) -> str:
@@ -431,7 +438,7 @@ def _read_entries(entries: Any) -> list[_Owned]:
             continue
         manager = Manager(str(entry.get("manager") or ""), str(entry.get("operation") or UPDATE),
                           str(entry.get("apiVersion") or ""), str(entry.get("subresource") or ""))
-        owned.append(_Owned(manager, str(entry.get("time") or ""), decode_fields(entry.get("fieldsV1"))))
+        owned.append(_Owned(manager, str(entry.get("time") or ""), fields_of(entry.get("fieldsV1"))))
     return owned
 
 
@@ -443,7 +450,7 @@ def _write_entries(owned: list[_Owned]) -> list[Obj]:
     for o in kept:
         entry: Obj = {"manager": o.manager.name, "operation": o.manager.operation,
                       "apiVersion": o.manager.api_version, "time": o.time, "fieldsType": FIELDS_V1,
-                      "fieldsV1": encode_fields(o.fields)}
+                      "fieldsV1": document_of(o.fields)}
         if o.manager.subresource:
             entry["subresource"] = o.manager.subresource
         entries.append(entry)
@@ -473,7 +480,8 @@ def record_update(old: Mapping[str, Any] | None, new: Mapping[str, Any], shape: 
     changes no tracked field returns the entries unchanged, so a no-op stays a no-op.
     """
     start = managed_fields_of(old or {})
-    if base is not None and _ownership(base) != _ownership(start):
+    # Most writers send back the entries they read: equal entries are equal ownership.
+    if base is not None and base != start and _ownership(base) != _ownership(start):
         # The writer sent other entries: they replace the old ones (as upstream, which compares
         # them decoded, so a client re-serialising timestamps differently changes nothing).
         start = base
@@ -481,11 +489,15 @@ def record_update(old: Mapping[str, Any] | None, new: Mapping[str, Any], shape: 
     if change.empty():
         return [dict(e) for e in start if isinstance(e, Mapping)]
     owned = _read_entries(start)
+    taken = change.changed | change.removed
     for o in owned:
-        if o.manager.identity() != manager.identity():
-            o.fields = o.fields - change.changed - change.removed
+        # A set left as it was stays the same object: its hash is kept, and its document is
+        # the memo's (kubeloop.server.fieldsv1).
+        if o.manager.identity() != manager.identity() and not o.fields.isdisjoint(taken):
+            o.fields = o.fields - taken
     mine = _entry_of(owned, manager, now)
-    mine.fields = (mine.fields | change.changed) - change.removed
+    if not (change.changed <= mine.fields and mine.fields.isdisjoint(change.removed)):
+        mine.fields = (mine.fields | change.changed) - change.removed
     mine.time = now
     return _write_entries(owned)
 

@@ -267,7 +267,9 @@ def update_steps(state: ServerState, info: ResourceInfo, requested: Obj, old: Ob
                  dry_run: bool, manager: Manager | None = None, finalize: bool = False) -> Steps[Obj]:
     """:func:`update_object` in phases (see the module docstring)."""
     if status:
-        new = merge_status_write(info, copy_object(requested), copy_object(old))
+        # One private copy of the merged object (``requested`` is private already; the parts
+        # of ``old`` it takes must not be changed in the store by defaulting).
+        new: Obj = copy_object(merge_status_write(info, requested, old))
     else:
         new = requested
         reset_status_on_main(info, new, old)
@@ -286,7 +288,7 @@ def update_steps(state: ServerState, info: ResourceInfo, requested: Obj, old: Ob
         # The strategy's PrepareForUpdate follows mutating admission upstream: what a webhook
         # wrote where this endpoint may not write is reset as the request's own would be.
         if status:
-            merged = merge_status_write(info, copy_object(changed), copy_object(old))
+            merged = copy_object(merge_status_write(info, changed, old))
             changed.clear()
             changed.update(merged)
         else:

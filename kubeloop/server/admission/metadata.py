@@ -77,8 +77,30 @@ def nonnegative(value: int | None, path: str) -> Errors:
     return []
 
 
+_LABEL_ERRORS: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[FieldError, ...]] = {}
+_LABEL_MEMO_SIZE = 1024
+"""Label maps checked recently, and their errors: an update checks the same map up to five
+times (the generic and the kind's metadata passes, create and update rules, as upstream), and
+the pods of one workload carry the same few maps."""
+
+
 def validate_labels(labels: Mapping[str, str], path: str) -> Errors:
     """Label keys are qualified names, values label values; every error is on ``path`` itself."""
+    memo_key = (path, tuple(labels.items()))
+    try:
+        found = _LABEL_ERRORS.get(memo_key)
+    except TypeError:
+        # A value that is no string (a selector's, unchecked): never remembered.
+        return _label_errors(labels, path)
+    if found is None:
+        found = tuple(_label_errors(labels, path))
+        if len(_LABEL_ERRORS) >= _LABEL_MEMO_SIZE:
+            del _LABEL_ERRORS[next(iter(_LABEL_ERRORS))]
+        _LABEL_ERRORS[memo_key] = found
+    return list(found)
+
+
+def _label_errors(labels: Mapping[str, str], path: str) -> Errors:
     errs: Errors = []
     for label_key, label_value in labels.items():
         errs.extend(invalid(path, label_key, msg) for msg in names.qualified_name_errors(label_key))
@@ -274,7 +296,9 @@ def validate_object_meta_update(
         if new_value != str_at(old_meta, name, path, []):
             errs.append(invalid(child(path, name), new_value, FIELD_IMMUTABLE))
     for name in ("creationTimestamp", "deletionTimestamp"):
-        if _time_key(new_meta.get(name)) != _time_key(old_meta.get(name)):
+        # The same text is the same time (most updates carry the stored timestamps back).
+        new_time, old_time = new_meta.get(name), old_meta.get(name)
+        if new_time != old_time and _time_key(new_time) != _time_key(old_time):
             shown = go_time(new_meta.get(name))
             errs.append(invalid(child(path, name), shown if shown is not None else GoLiteral("null"), FIELD_IMMUTABLE))
     new_grace = int_at(new_meta, "deletionGracePeriodSeconds", path, errs)

@@ -13,7 +13,6 @@ report it twice, as upstream's ``ValidatePodUpdate`` does (its own pass and
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -159,17 +158,22 @@ def validate_pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> Error
         errs.append(invalid("spec.activeDeadlineSeconds", None, "must not update from a positive integer to nil value"))
     errs.extend(_tolerations_only_added(new_spec, old_spec))
     errs.extend(_scheduling_gates_only_removed(new_spec, old_spec))
-    if semantically_equal(new_spec, old_spec):
+    if new_spec == old_spec:
         return errs
-    munged = copy.deepcopy(dict(new_spec))
+    # The spec with what may change taken from the old one; it is only compared, so it shares
+    # everything but the copies of what it changes (no deep copy of the spec on every write).
+    # A spec semantically equal to the old one gives a munged spec equal to it too, so the
+    # usual update (an image, or nothing) is decided by one plain comparison below.
+    munged = dict(new_spec)
     for list_name in ("containers", "initContainers"):
         new_items, old_items = munged.get(list_name), old_spec.get(list_name)
         if not isinstance(new_items, list) or not isinstance(old_items, list):
             # Malformed (a Pod body is decoded before this; templates and fuzzed values are not).
             continue
-        for new_container, old_container in zip(new_items, old_items):
+        new_items = munged[list_name] = list(new_items)
+        for position, (new_container, old_container) in enumerate(zip(new_items, old_items)):
             if isinstance(new_container, dict) and isinstance(old_container, dict):
-                new_container["image"] = old_container.get("image")
+                new_items[position] = {**new_container, "image": old_container.get("image")}
     for field_name in ("activeDeadlineSeconds", "schedulingGates", "tolerations"):
         munged.pop(field_name, None)
         if field_name in old_spec:
