@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -54,6 +54,7 @@ from kubeloop.api.pods import is_pod_active
 from .diffs import PodCounts
 from .inplace import has_grace_annotation, refresh
 from .lifecycle import with_initial_kruise_pod_ready
+from .ordering import update_order_key
 from .podstate import is_pod_update_ready, lifecycle_state, revision_label, short_hash
 
 Obj = dict[str, Any]
@@ -100,7 +101,7 @@ def refresh_may_write(pod: Mapping[str, Any]) -> bool:
 
 
 class _Member:
-    __slots__ = ("group", "kind", "pod", "quiet", "resource_version", "uid")
+    __slots__ = ("group", "kind", "order_key", "pod", "quiet", "resource_version", "uid")
 
     def __init__(self, resource_version: Any, kind: int, uid: str, group: GroupKey | None, quiet: bool,
                  pod: Obj | None = None) -> None:
@@ -111,6 +112,8 @@ class _Member:
         self.quiet = quiet
         self.pod = pod
         """The cached pod, for claimed members (the cache's own object: never changed)."""
+        self.order_key: tuple[Any, ...] | None = None
+        """Its :func:`.ordering.update_order_key`, once asked for."""
 
 
 RESORT_FRACTION = 8
@@ -297,7 +300,17 @@ class CloneSetPodTally:
             index_of = self._index_of
         else:
             index_of = dict(zip(keys, range(len(keys))))
-        return TallyView(self.groups, self.by_revision, self.unquiet, index_of, self)
+        return TallyView(self.groups, self.by_revision, self.unquiet, index_of, self, keys)
+
+    def update_order_key(self, key: str) -> tuple[Any, ...]:
+        """:func:`.ordering.update_order_key` of the claimed pod at ``key``, computed once per
+        version of the pod (the start of a roll orders every candidate, and the next rounds
+        the same candidates again)."""
+        member = self._members[key]
+        if member.order_key is None:
+            assert member.pod is not None
+            member.order_key = update_order_key(member.pod)
+        return member.order_key
 
     # -- idle refresh plans -------------------------------------------------------------------
     def refresh_due(self, context: Hashable) -> set[str]:
@@ -342,7 +355,9 @@ class TallyView:
     index_of: Mapping[str, int]
     """Key -> index into the sync's pod list."""
     tally: CloneSetPodTally
-    """The tally the view was taken from (for the idle refresh plans)."""
+    """The tally the view was taken from (idle refresh plans, cached order keys)."""
+    keys: Sequence[str]
+    """The keys of the sync's pod list, in its order."""
 
     @property
     def unquiet(self) -> list[int]:
@@ -358,6 +373,10 @@ class TallyView:
     def note_idle(self, context: Hashable, key: str, version: Any) -> None:
         """:meth:`CloneSetPodTally.note_idle`."""
         self.tally.note_idle(context, key, version)
+
+    def update_order_key(self, index: int) -> tuple[Any, ...]:
+        """:meth:`CloneSetPodTally.update_order_key` of the pod at ``index``."""
+        return self.tally.update_order_key(self.keys[index])
 
     def diff_counts(self, update_revision: str, *, for_scale: bool, preparing_update_as_update: bool) -> PodCounts:
         """:func:`kubeloop.controllers.cloneset.diffs.count_pods` from the groups."""

@@ -11,7 +11,7 @@ hooks first.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -23,7 +23,7 @@ from .diffs import ExpectationDiffs, calculate_diffs
 from .inplace import UpdateSpec, calculate_in_place_update_spec, has_grace_annotation
 from .lifecycle import is_pod_hooked, marks_pod_not_ready
 from .options import CloneSetFeatureGates
-from .ordering import active_pods_key, priority_sort, scatter_sort
+from .ordering import active_pods_key, priority_sort, scatter_sort, update_order_key
 from .podstate import equal_to_revision, is_cloneset_pod_available, lifecycle_state
 from .spec import (
     grace_period_seconds_of,
@@ -118,17 +118,18 @@ def count_unavailable(pods: Sequence[Pod], min_ready_seconds: int, target_revisi
     return unavailable, target_unavailable
 
 
-def first_update_candidates(pods: Sequence[Pod], indexes: Sequence[int], count: int) -> list[int]:
+def first_update_candidates(pods: Sequence[Pod], indexes: Sequence[int], count: int,
+                            key: Callable[[int], tuple[Any, ...]] | None = None) -> list[int]:
     """The first ``count`` of :func:`sort_update_candidates` without priority and scatter
     strategies (PreparingUpdate first, then the ActivePods order, ties in index order), by
-    partial selection: O(candidates) comparisons, not a full sort."""
+    partial selection: O(candidates) comparisons, not a full sort. ``key``: the
+    :func:`.ordering.update_order_key` of the pod at an index, when already known."""
     if count <= 0:
         return []
 
     # heapq.nsmallest is documented to equal sorted(...)[:count], stable ties included; the key
     # is computed once per candidate.
-    return heapq.nsmallest(count, indexes, key=lambda i: (lifecycle_state(pods[i]) != kruise.STATE_PREPARING_UPDATE,
-                                                          active_pods_key(pods[i])))
+    return heapq.nsmallest(count, indexes, key=key or (lambda i: update_order_key(pods[i])))
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def pods_to_update(
     else:
         # limit_update_candidates lets at most this many through, in order.
         most = min(abs(diffs.update_num), max(diffs.update_max_unavailable - unavailable[1], 0))
-        ordered = first_update_candidates(pods, candidates, most)
+        ordered = first_update_candidates(pods, candidates, most, key=tally.update_order_key)
     return UpdatePlan(limit_update_candidates(cs, diffs, ordered, pods, target, now, unavailable), target, diffs)
 
 

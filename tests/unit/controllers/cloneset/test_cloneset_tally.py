@@ -17,6 +17,7 @@ from kubeloop.controllers.cloneset.diffs import count_pods
 from kubeloop.controllers.cloneset.inplace import pod_update_completed, refresh
 from kubeloop.controllers.cloneset.lifecycle import refreshed_state, with_initial_kruise_pod_ready
 from kubeloop.controllers.cloneset.options import DEFAULT_BEHAVIOUR, CloneSetBehaviour, CloneSetFeatureGates
+from kubeloop.controllers.cloneset.ordering import update_order_key
 from kubeloop.controllers.cloneset.podstate import equal_to_revision
 from kubeloop.controllers.cloneset.refreshplan import plan_refresh, refresh_context
 from kubeloop.controllers.cloneset.revisions import live_revision_names
@@ -136,6 +137,8 @@ def check(tally: CloneSetPodTally, pods: dict[str, Obj], owned: set[str]) -> Non
             assert view.indexes_on(update, equal=equal) == [
                 i for i, pod in enumerate(claimed) if equal_to_revision(pod, update) == equal]
     assert view.unquiet == [i for i, pod in enumerate(claimed) if refresh_may_write(pod)]
+    # Cached per version of each pod across steps: equal to the key of the pod as it is now.
+    assert [view.update_order_key(i) for i in range(len(claimed))] == [update_order_key(p) for p in claimed]
     assert view.has_planned_deletions() == any(
         kruise.SPECIFIED_DELETE_LABEL in p["metadata"]["labels"]
         or p["metadata"]["labels"].get(kruise.LIFECYCLE_STATE_LABEL) == kruise.STATE_PREPARING_DELETE for p in claimed)
