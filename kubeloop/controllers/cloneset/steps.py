@@ -166,7 +166,7 @@ class CloneSetSteps:
             elif action.kind in ("update", "update_status"):
                 kind = action.kind
 
-                def redo(fresh: Obj) -> Obj | None:
+                def redo(fresh: Mapping[str, Any]) -> Obj | None:
                     again = refresh(fresh, now=now)
                     return again.pod if again.kind == kind else None
 
