@@ -25,7 +25,7 @@ from kubeloop.client import NODES, ApiClient
 from kubeloop.runtime.events import WARNING, EventRecorder
 
 from .control import CloneSetControl
-from .inplace import refresh
+from .inplace import UpdateSpec, refresh
 from .lifecycle import marks_pod_not_ready, with_initial_kruise_pod_ready
 from .options import CloneSetBehaviour, CloneSetFeatureGates
 from .refreshplan import plan_refresh, refresh_context
@@ -220,14 +220,16 @@ class CloneSetSteps:
             return
         plan = pods_to_update(cs, pods, name_of(current), name_of(update), now=now, gates=self.gates, tally=tally)
         target = update if plan.target_revision == name_of(update) else current
-        calls = [functools.partial(self._update_pod, cs, pods[index], revisions, target, now, requeue)
+        specs: dict[str, UpdateSpec | None] = {}
+        calls = [functools.partial(self._update_pod, cs, pods[index], revisions, target, now, requeue, specs)
                  for index in plan.indexes]
         await run_concurrently(calls, self.write_concurrency)
 
     async def _update_pod(self, cs: Obj, pod: Obj, revisions: list[Obj], target: Obj, now: datetime,
-                          requeue: Requeue) -> None:
-        """Move one pod towards ``target`` as :func:`.update.decide_pod_update` says."""
-        decision = decide_pod_update(cs, pod, revisions, target, gates=self.gates)
+                          requeue: Requeue, specs: dict[str, UpdateSpec | None] | None = None) -> None:
+        """Move one pod towards ``target`` as :func:`.update.decide_pod_update` says (``specs``:
+        the round's in-place specs by old revision)."""
+        decision = decide_pod_update(cs, pod, revisions, target, gates=self.gates, specs=specs)
         if decision.kind == "recreate":
             await self.control.mark_specified_delete(cs, pod, name_of(target))
         elif decision.kind == "in_place" and decision.spec is not None:

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from kubeloop.api import kruise
-from kubeloop.api.meta import name_of
+from kubeloop.api.meta import deep_copy, name_of
 
 from .diffs import ExpectationDiffs, calculate_diffs
 from .inplace import UpdateSpec, calculate_in_place_update_spec, has_grace_annotation
@@ -209,19 +209,32 @@ def decide_pod_update(
     target_revision: Mapping[str, Any],
     *,
     gates: CloneSetFeatureGates,
+    specs: dict[str, UpdateSpec | None] | None = None,
 ) -> PodUpdateDecision:
-    """Upstream's ``updatePod`` as a decision: in place when possible and allowed, else recreate."""
+    """Upstream's ``updatePod`` as a decision: in place when possible and allowed, else recreate.
+
+    ``specs``: the in-place specs already calculated in this round (same ``cs``, ``revisions``
+    and ``target_revision``), by the pod's old revision name: the spec depends on the two
+    revisions and the CloneSet alone, so the pods of one revision share one calculation (a JSON
+    diff of the two templates), each getting its own copy."""
     strategy = update_strategy_type(cs)
     if strategy not in (kruise.IN_PLACE_IF_POSSIBLE, kruise.IN_PLACE_ONLY):
         return PodUpdateDecision("recreate")
     old_revision = next((r for r in revisions if equal_to_revision(pod, name_of(r))), None)
-    spec = calculate_in_place_update_spec(
-        old_revision,
-        target_revision,
-        grace_period_seconds=grace_period_seconds_of(cs),
-        gates=gates,
-        ignore_volume_claim_template_hash=strategy == kruise.IN_PLACE_ONLY,
-    )
+    memo_key = name_of(old_revision) if old_revision is not None else ""
+    if specs is not None and memo_key in specs:
+        known = specs[memo_key]
+        spec = deep_copy(dict(known)) if known is not None else None
+    else:
+        spec = calculate_in_place_update_spec(
+            old_revision,
+            target_revision,
+            grace_period_seconds=grace_period_seconds_of(cs),
+            gates=gates,
+            ignore_volume_claim_template_hash=strategy == kruise.IN_PLACE_ONLY,
+        )
+        if specs is not None:
+            specs[memo_key] = deep_copy(dict(spec)) if spec is not None else None
     if spec is None:
         if strategy == kruise.IN_PLACE_ONLY:
             return PodUpdateDecision(
