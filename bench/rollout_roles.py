@@ -8,7 +8,11 @@ own process beside these two, as a real cluster spreads them over processes. The
 every delay at 0; client-side throttling is off in both unless ``--qps`` is given. The process writes its stats (API
 requests by method, its CPU seconds, a sequence number) to FILE as JSON once it is ready and
 again on each SIGUSR1; SIGTERM or SIGINT stops it. With ``ROLLOUT_ROLE_PROFILE_DIR`` set in
-the environment, the process writes a cProfile of its run to ``<dir>/<role>.prof`` as it stops.
+the environment, the process writes a cProfile of its run to ``<dir>/<role>.prof`` as it stops,
+and the profile so far to ``<dir>/<role>.<sequence>.prof`` at each stats report: the driver
+reports before and after each timed phase, so in a ``versus`` run the difference between
+sequences 6 and 7 is the CloneSet's scale-up, 8 and 9 its roll (2-3 and 4-5 the Deployment's);
+``bench/profile_diff.py`` prints such a difference.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ from kubeloop.testing.cluster import quick_kubelet_config  # noqa: E402
 
 ROLES = ("kubelet", "controllers")
 PROFILE_DIR_ENV = "ROLLOUT_ROLE_PROFILE_DIR"
+
+_profiling: list[tuple[Any, str]] = []
+"""``(profiler, directory)`` with ``ROLLOUT_ROLE_PROFILE_DIR``: dumped at each stats report."""
 
 
 def request_counts(metrics: CountingRequestMetrics) -> dict[str, int]:
@@ -105,6 +112,9 @@ async def run_role(role: str, kubeconfig: Path, nodes: int, stats: Path, limits:
     def snapshot() -> None:
         nonlocal sequence
         sequence += 1
+        for profiler, directory in _profiling:
+            profiler.dump_stats(str(Path(directory) / f"{role}.{sequence}.prof"))  # this disables it
+            profiler.enable()
         write_stats(stats, metrics, sequence, gc_timer)
 
     loop = asyncio.get_running_loop()
@@ -205,6 +215,7 @@ def main() -> None:
     import cProfile
 
     profiler = cProfile.Profile()
+    _profiling.append((profiler, profile_dir))
     profiler.enable()
     try:
         asyncio.run(run_role(args.role, args.kubeconfig, args.nodes, args.stats, limits, controllers))

@@ -55,7 +55,9 @@ class PodTemplateError(ValueError):
     """The CloneSet's pods would not match its own selector; none is created."""
 
 Obj = dict[str, Any]
-Mutation = Callable[[Obj], Obj | None]
+Mutation = Callable[[Mapping[str, Any]], Obj | None]
+"""A read-modify-write's change: a new object from the one read (the argument is read-only --
+it may be the informer's own copy -- which the ``Mapping`` type makes mypy enforce)."""
 
 CLONESETS = Resource(kruise.GROUP, kruise.VERSION, kruise.CLONESET_PLURAL, kruise.CLONESET_KIND, True,
                      frozenset({"status", "scale"}), ("clone",))
@@ -93,15 +95,17 @@ class CloneSetControl:
     # -- generic pod read-modify-write ------------------------------------------------------
     async def _rewrite_pod(self, namespace: str, name: str, mutate: Mutation, *, status: bool,
                            known: Mapping[str, Any] | None = None) -> Obj | None:
-        """Apply ``mutate`` to a copy of the pod and PUT it (``/status`` when ``status``);
-        retried on conflict. The first attempt starts from ``known`` (the cached pod, or the one
-        a write just returned), as upstream's read-modify-writes start from the informer's copy;
-        after a conflict (or without ``known``) from a fresh GET. Returns the written pod, or
-        ``None`` when ``mutate`` declined or the pod is gone."""
-        base: Obj | None = deep_copy(dict(known)) if known is not None else None
+        """PUT what ``mutate`` makes of the pod (``/status`` when ``status``); retried on
+        conflict. The first attempt starts from ``known`` (the cached pod, or the one a write just
+        returned), as upstream's read-modify-writes start from the informer's copy; after a
+        conflict (or without ``known``) from a fresh GET. ``mutate`` returns a new object, so
+        ``known`` is not copied first. Returns the written pod, or ``None`` when ``mutate``
+        declined or the pod is gone."""
+        base: Mapping[str, Any] | None = known
 
         async def attempt() -> Obj | None:
             nonlocal base
+            fresh: Mapping[str, Any]
             if base is not None:
                 fresh, base = base, None
             else:

@@ -21,11 +21,14 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from kubeloop.api import kruise
 from kubeloop.api.conditions import find_condition, status_conditions
 from kubeloop.api.deletioncost import deletion_cost
 from kubeloop.api.labels import SelectorError, selector_from_label_selector
 from kubeloop.api.meta import labels_of, metadata, parse_time, uid_of
 from kubeloop.api.pods import is_pod_ready, max_container_restarts, node_name, pod_phase
+
+from .podstate import lifecycle_state
 
 Pod = Mapping[str, Any]
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
@@ -110,6 +113,13 @@ def active_pods_key(pod: Pod) -> tuple[Any, ...]:
             # Ready times are compared only between ready pods (the previous element ties them).
             _newer_first(_ready_time(pod)) if ready else (0, 0),
             -max_container_restarts(pod), _newer_first(_creation_time(pod)))
+
+
+def update_order_key(pod: Pod) -> tuple[Any, ...]:
+    """The default order of update candidates as a sort key: PreparingUpdate pods first, then
+    :func:`active_pods_key` (:func:`kubeloop.controllers.cloneset.update.sort_update_candidates`
+    without priority and scatter strategies). A function of the pod alone."""
+    return (lifecycle_state(pod) != kruise.STATE_PREPARING_UPDATE, active_pods_key(pod))
 
 
 def scale_in_compare(

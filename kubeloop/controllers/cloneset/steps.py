@@ -20,19 +20,20 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from kubeloop.api import kruise
-from kubeloop.api.meta import name_of
+from kubeloop.api.meta import name_of, resource_version_of
 from kubeloop.client import NODES, ApiClient
 from kubeloop.runtime.events import WARNING, EventRecorder
 
 from .control import CloneSetControl
-from .inplace import pod_update_completed, refresh
-from .lifecycle import marks_pod_not_ready, refreshed_state, with_initial_kruise_pod_ready
+from .inplace import UpdateSpec, refresh
+from .lifecycle import marks_pod_not_ready, with_initial_kruise_pod_ready
 from .options import CloneSetBehaviour, CloneSetFeatureGates
+from .refreshplan import plan_refresh, refresh_context
 from .scale import pvcs_of_pod
 from .scaleplan import plan_scale
 from .spec import is_paused, lifecycle_hook, template_of
 from .tally import TallyView
-from .update import decide_pod_update, pod_template_hash_patch, pods_to_update
+from .update import decide_pod_update, pods_to_update
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -139,23 +140,33 @@ class CloneSetSteps:
         await run_concurrently(delete, self.write_concurrency)
         return modified or bool(plan.deletions)
 
-    async def refresh_pods(self, cs: Obj, pods: list[Obj], update_name: str, now: datetime, requeue: Requeue) -> bool:
+    async def refresh_pods(self, cs: Obj, pods: Sequence[Obj], update_name: str, now: datetime,
+                           requeue: Requeue) -> bool:
         """For every pod: the initial ``KruisePodReady`` condition, in-place bookkeeping,
         lifecycle transitions and the pod-template-hash fix; returns whether a lifecycle or
         label patch was written (Update then waits)."""
+        return any(modified for modified, _ in await self._refresh_each(cs, pods, update_name, now, requeue))
+
+    async def _refresh_each(self, cs: Obj, pods: Sequence[Obj], update_name: str, now: datetime,
+                            requeue: Requeue) -> list[tuple[bool, bool]]:
+        """:meth:`refresh_pods`, per pod: ``(a lifecycle or label patch was written, the pod's
+        plan was idle)`` (:class:`.refreshplan.RefreshPlan`)."""
         mark_not_ready = marks_pod_not_ready(lifecycle_hook(cs, "inPlaceUpdate"))
 
-        async def refresh_one(pod: Obj) -> bool:
+        async def refresh_one(pod: Obj) -> tuple[bool, bool]:
+            plan = plan_refresh(cs, pod, update_name, now, self.behaviour)
+            if plan.idle:
+                return False, True
             modified = False
-            if with_initial_kruise_pod_ready(pod, now) is not None:
+            if plan.initial_ready is not None:
                 await self.control.update_pod_status(pod, lambda fresh: with_initial_kruise_pod_ready(fresh, now))
-            action = refresh(pod, now=now)
+            action = plan.action
             if action.kind == "requeue":
                 requeue.push(action.delay_seconds)
             elif action.kind in ("update", "update_status"):
                 kind = action.kind
 
-                def redo(fresh: Obj) -> Obj | None:
+                def redo(fresh: Mapping[str, Any]) -> Obj | None:
                     again = refresh(fresh, now=now)
                     return again.pod if again.kind == kind else None
 
@@ -163,18 +174,16 @@ class CloneSetSteps:
                     await self.control.update_pod(pod, redo)
                 else:
                     await self.control.update_pod_status(pod, redo)
-            state = refreshed_state(cs, pod, update_name, update_completed=pod_update_completed(pod),
-                                    behaviour=self.behaviour)
-            if state is not None:
-                modified = await self.control.set_lifecycle_state(pod, state, now, mark_not_ready=mark_not_ready)
-            hash_patch = pod_template_hash_patch(pod)
-            if hash_patch is not None:
-                await self.control.patch_pod(pod, hash_patch)
+            if plan.state is not None:
+                modified = await self.control.set_lifecycle_state(pod, plan.state, now,
+                                                                  mark_not_ready=mark_not_ready)
+            if plan.hash_patch is not None:
+                await self.control.patch_pod(pod, plan.hash_patch)
                 modified = True
-            return modified
+            return modified, False
 
         calls = [functools.partial(refresh_one, pod) for pod in pods]
-        return any(await run_concurrently(calls, self.write_concurrency))
+        return await run_concurrently(calls, self.write_concurrency)
 
     async def update(
         self,
@@ -190,22 +199,37 @@ class CloneSetSteps:
         """Perform this round's Update step on ``cs`` (the CloneSet with the update template).
 
         ``tally``: the pods' counts; the refresh pass then visits only the pods whose refresh
-        may write (for the others it is a no-op) and the plan reads only candidates."""
-        to_refresh = pods if tally is None else [pods[index] for index in tally.unquiet]
-        if await self.refresh_pods(cs, to_refresh, name_of(update), now, requeue):
-            return
+        may write (for the others it is a no-op) and whose plan was not idle the last time, and
+        the plan reads only candidates."""
+        if tally is None:
+            if await self.refresh_pods(cs, pods, name_of(update), now, requeue):
+                return
+        else:
+            # Only the pods whose refresh may write and whose plan was not idle when last made
+            # for this context and this version of the pod (.refreshplan); record the idle ones.
+            context = refresh_context(cs, name_of(update))
+            due = tally.refresh_due(context)
+            outcomes = await self._refresh_each(cs, [pods[index] for index, _ in due], name_of(update), now,
+                                                requeue)
+            for (index, key), (_, idle) in zip(due, outcomes):
+                if idle:
+                    tally.note_idle(context, key, resource_version_of(pods[index]))
+            if any(modified for modified, _ in outcomes):
+                return
         if is_paused(cs):
             return
         plan = pods_to_update(cs, pods, name_of(current), name_of(update), now=now, gates=self.gates, tally=tally)
         target = update if plan.target_revision == name_of(update) else current
-        calls = [functools.partial(self._update_pod, cs, pods[index], revisions, target, now, requeue)
+        specs: dict[str, UpdateSpec | None] = {}
+        calls = [functools.partial(self._update_pod, cs, pods[index], revisions, target, now, requeue, specs)
                  for index in plan.indexes]
         await run_concurrently(calls, self.write_concurrency)
 
     async def _update_pod(self, cs: Obj, pod: Obj, revisions: list[Obj], target: Obj, now: datetime,
-                          requeue: Requeue) -> None:
-        """Move one pod towards ``target`` as :func:`.update.decide_pod_update` says."""
-        decision = decide_pod_update(cs, pod, revisions, target, gates=self.gates)
+                          requeue: Requeue, specs: dict[str, UpdateSpec | None] | None = None) -> None:
+        """Move one pod towards ``target`` as :func:`.update.decide_pod_update` says (``specs``:
+        the round's in-place specs by old revision)."""
+        decision = decide_pod_update(cs, pod, revisions, target, gates=self.gates, specs=specs)
         if decision.kind == "recreate":
             await self.control.mark_specified_delete(cs, pod, name_of(target))
         elif decision.kind == "in_place" and decision.spec is not None:

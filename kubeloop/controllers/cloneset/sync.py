@@ -23,8 +23,11 @@
 Unlike upstream, steps 4, 6, 8, 9 and 10 read the CloneSet's pod tally (:mod:`.tally`, kept
 from the pod cache's change listener) instead of evaluating every pod: when no pod needs the
 claim, every owned active pod is kept as it is, and with ``minReadySeconds`` 0 and no
-``podsToDelete`` the counts, the update candidates and the pods to refresh come from the tally.
-Otherwise the per-pod path runs, as upstream's.
+``podsToDelete`` the counts, the update candidates and the pods to refresh come from the tally
+(a pod whose refresh plan was idle is not planned again until it, the update revision or the
+CloneSet's ``spec.lifecycle`` changes: :mod:`.refreshplan`), and the pod list from the tally's
+key order, kept up to date as pods join and leave rather than sorted on each sync. Otherwise
+the per-pod path runs, as upstream's.
 """
 
 from __future__ import annotations
@@ -282,11 +285,11 @@ class CloneSetSync:
                 pvcs = await self._cleanup_pvcs(cs, active, inactive, pvcs)
             pods = await self._claim_pods(cs, selector, active)
         else:
-            # Every active owned pod is claimed as it is: the claim would keep them all.
-            keys = tally.claimed_keys()
-            pods = [pod for pod in map(indexer.get, keys) if pod is not None]
-            if len(pods) == len(keys) and min_ready_seconds_of(cs) == 0 and not pods_to_delete_of(cs):
-                view = tally.view(keys)
+            # Every active owned pod is claimed as it is: the claim would keep them all. The
+            # tally holds them as the cache does now (it was just brought up to date).
+            pods = tally.claimed_pods()
+            if min_ready_seconds_of(cs) == 0 and not pods_to_delete_of(cs):
+                view = tally.view()
 
         revisions = self._list_revisions(cs, selector)
         if any(not self.versions.satisfied(uid_of(r), resource_version_of(r)) for r in revisions):

@@ -27,16 +27,20 @@ Claimed pods are counted by :data:`GroupKey` -- revision label, lifecycle state,
 when ``minReadySeconds`` is 0 and ``podsToDelete`` is empty (the sync falls back to the
 per-pod functions otherwise). Besides the counts the tally keeps the claimed keys by revision
 label (update candidates), the claimed pods whose refresh pass may write something
-(:func:`refresh_may_write`; the others are skipped) and the UID -> key map (the sync checks the
-pending resource-version expectations instead of every pod). Every fact is a function of the
-pod alone, so an unchanged ``resourceVersion`` means unchanged facts. The unit tests check the
-tally against a full recount after every step of random histories.
+(:func:`refresh_may_write`; the others are skipped), among those the ones whose last refresh
+plan was idle (:mod:`.refreshplan`; skipped until the pod or the plan's context changes), the
+UID -> key map (the sync checks the pending resource-version expectations instead of every
+pod), and the claimed pods in key order (the sync's pod list), patched as keys join and leave.
+Every fact is a function of the pod alone, so an unchanged ``resourceVersion`` means unchanged
+facts. The unit tests check the tally against a full recount after every step of random
+histories.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,6 +54,7 @@ from kubeloop.api.pods import is_pod_active
 from .diffs import PodCounts
 from .inplace import has_grace_annotation, refresh
 from .lifecycle import with_initial_kruise_pod_ready
+from .ordering import update_order_key
 from .podstate import is_pod_update_ready, lifecycle_state, revision_label, short_hash
 
 Obj = dict[str, Any]
@@ -96,14 +101,24 @@ def refresh_may_write(pod: Mapping[str, Any]) -> bool:
 
 
 class _Member:
-    __slots__ = ("group", "kind", "quiet", "resource_version", "uid")
+    __slots__ = ("group", "kind", "order_key", "pod", "quiet", "resource_version", "uid")
 
-    def __init__(self, resource_version: Any, kind: int, uid: str, group: GroupKey | None, quiet: bool) -> None:
+    def __init__(self, resource_version: Any, kind: int, uid: str, group: GroupKey | None, quiet: bool,
+                 pod: Obj | None = None) -> None:
         self.resource_version = resource_version
         self.kind = kind
         self.uid = uid
         self.group = group
         self.quiet = quiet
+        self.pod = pod
+        """The cached pod, for claimed members (the cache's own object: never changed)."""
+        self.order_key: tuple[Any, ...] | None = None
+        """Its :func:`.ordering.update_order_key`, once asked for."""
+
+
+RESORT_FRACTION = 8
+"""The key order is sorted again, rather than patched key by key, once more than one key in
+this many joined or left since it was last read (a scale-up's first rounds)."""
 
 
 class CloneSetPodTally:
@@ -130,6 +145,18 @@ class CloneSetPodTally:
         """Keys of the claimed pods whose refresh may write (:func:`refresh_may_write`)."""
         self.claimed_uids: dict[str, str] = {}
         """UID -> key of the claimed pods."""
+        self._pods: dict[str, Obj] = {}
+        """Key -> cached pod, of the claimed pods."""
+        self._order: list[str] = []
+        """The claimed keys in key order, as of the last :meth:`claimed_keys`."""
+        self._order_changes: dict[str, int] = {}
+        """Claimed keys that joined (+1) or left (-1) since then."""
+        self._index_of: dict[str, int] | None = {}
+        """Key -> position in ``_order``; ``None`` until rebuilt after a change."""
+        self._idle: set[str] = set()
+        """Claimed unquiet keys whose refresh plan was idle for ``_idle_context`` at their
+        current version (:mod:`.refreshplan`); a key leaves when its pod changes."""
+        self._idle_context: Hashable = None
 
     def matches_identity(self, uid: str, selector_spec: Mapping[str, Any]) -> bool:
         return uid == self.uid and selector_spec == self.selector_spec
@@ -199,7 +226,7 @@ class CloneSetPodTally:
             return _Member(version, TO_CLAIM, uid, None, True)
         group = GroupKey(revision_label(pod), lifecycle_state(pod), kruise.SPECIFIED_DELETE_LABEL in labels_of(pod),
                          is_pod_update_ready(pod, 0, _ANY_TIME))
-        return _Member(version, CLAIMED, uid, group, not refresh_may_write(pod))
+        return _Member(version, CLAIMED, uid, group, not refresh_may_write(pod), pod)
 
     def _apply(self, key: str, member: _Member, sign: int) -> None:
         if member.kind == TO_CLAIM:
@@ -220,6 +247,8 @@ class CloneSetPodTally:
             self.claimed_uids[member.uid] = key
             if not member.quiet:
                 self.unquiet.add(key)
+            assert member.pod is not None
+            self._pods[key] = member.pod
         else:
             keys.discard(key)
             if not keys:
@@ -227,16 +256,78 @@ class CloneSetPodTally:
             if self.claimed_uids.get(member.uid) == key:
                 del self.claimed_uids[member.uid]
             self.unquiet.discard(key)
+            self._idle.discard(key)
+            self._pods.pop(key, None)
+        change = self._order_changes.get(key, 0) + sign
+        if change:
+            self._order_changes[key] = change
+        else:
+            # Left and joined again (a new version of the same pod): the order is unchanged.
+            del self._order_changes[key]
 
     # -- reads ----------------------------------------------------------------------------
     def claimed_keys(self) -> list[str]:
-        """Keys of the claimed pods, in key order (as the cache lists them)."""
-        return sorted(self.claimed_uids.values())
+        """Keys of the claimed pods, in key order (as the cache lists them). The list is the
+        tally's own, patched in place by later calls: read it before the next :meth:`update`,
+        never change it."""
+        changes, self._order_changes = self._order_changes, {}
+        if not changes:
+            return self._order
+        self._index_of = None
+        order = self._order
+        if len(changes) * RESORT_FRACTION > len(order):
+            order[:] = sorted(self._pods)
+            return order
+        for key, change in changes.items():
+            if change < 0:
+                del order[bisect.bisect_left(order, key)]
+            else:
+                bisect.insort(order, key)
+        return order
 
-    def view(self, keys: list[str]) -> TallyView:
-        """The counts for a sync whose pod list is the pods of ``keys`` (:meth:`claimed_keys`), in
-        that order. The view shares the tally's sets: use it before the next :meth:`update`."""
-        return TallyView(self.groups, self.by_revision, self.unquiet, {key: i for i, key in enumerate(keys)})
+    def claimed_pods(self) -> list[Obj]:
+        """The claimed pods as cached, in the order of :meth:`claimed_keys`."""
+        return list(map(self._pods.__getitem__, self.claimed_keys()))
+
+    def view(self, keys: list[str] | None = None) -> TallyView:
+        """The counts for a sync whose pod list is the pods of ``keys`` (default:
+        :meth:`claimed_keys`), in that order. The view shares the tally's sets: use it before
+        the next :meth:`update`."""
+        if keys is None:
+            keys = self.claimed_keys()
+            if self._index_of is None:
+                self._index_of = dict(zip(keys, range(len(keys))))
+            index_of = self._index_of
+        else:
+            index_of = dict(zip(keys, range(len(keys))))
+        return TallyView(self.groups, self.by_revision, self.unquiet, index_of, self, keys)
+
+    def update_order_key(self, key: str) -> tuple[Any, ...]:
+        """:func:`.ordering.update_order_key` of the claimed pod at ``key``, computed once per
+        version of the pod (the start of a roll orders every candidate, and the next rounds
+        the same candidates again)."""
+        member = self._members[key]
+        if member.order_key is None:
+            assert member.pod is not None
+            member.order_key = update_order_key(member.pod)
+        return member.order_key
+
+    # -- idle refresh plans -------------------------------------------------------------------
+    def refresh_due(self, context: Hashable) -> set[str]:
+        """Unquiet claimed keys whose refresh plan must be made (again) under ``context``: all of
+        them when the context changed, else those not noted idle at their current version."""
+        if context != self._idle_context:
+            self._idle.clear()
+            self._idle_context = context
+        return self.unquiet - self._idle
+
+    def note_idle(self, context: Hashable, key: str, version: Any) -> None:
+        """The refresh plan of the pod at ``key``, at ``version``, was idle under ``context``;
+        ignored unless that is the pod's version in the tally and the context is current."""
+        member = self._members.get(key)
+        if (context == self._idle_context and member is not None and member.kind == CLAIMED and version
+                and member.resource_version == version and key in self.unquiet):
+            self._idle.add(key)
 
 
 def label_equals_revision(label: str, revision_name: str) -> bool:
@@ -263,11 +354,29 @@ class TallyView:
     unquiet_keys: AbstractSet[str]
     index_of: Mapping[str, int]
     """Key -> index into the sync's pod list."""
+    tally: CloneSetPodTally
+    """The tally the view was taken from (idle refresh plans, cached order keys)."""
+    keys: Sequence[str]
+    """The keys of the sync's pod list, in its order."""
 
     @property
     def unquiet(self) -> list[int]:
         """Indexes (ascending) of the pods whose refresh may write."""
         return sorted(self.index_of[key] for key in self.unquiet_keys)
+
+    def refresh_due(self, context: Hashable) -> list[tuple[int, str]]:
+        """``(index, key)``, by ascending index, of the pods whose refresh plan is due under
+        ``context`` (:meth:`CloneSetPodTally.refresh_due`)."""
+        index_of = self.index_of
+        return sorted((index_of[key], key) for key in self.tally.refresh_due(context))
+
+    def note_idle(self, context: Hashable, key: str, version: Any) -> None:
+        """:meth:`CloneSetPodTally.note_idle`."""
+        self.tally.note_idle(context, key, version)
+
+    def update_order_key(self, index: int) -> tuple[Any, ...]:
+        """:meth:`CloneSetPodTally.update_order_key` of the pod at ``index``."""
+        return self.tally.update_order_key(self.keys[index])
 
     def diff_counts(self, update_revision: str, *, for_scale: bool, preparing_update_as_update: bool) -> PodCounts:
         """:func:`kubeloop.controllers.cloneset.diffs.count_pods` from the groups."""

@@ -11,19 +11,19 @@ hooks first.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from kubeloop.api import kruise
-from kubeloop.api.meta import name_of
+from kubeloop.api.meta import deep_copy, name_of
 
 from .diffs import ExpectationDiffs, calculate_diffs
 from .inplace import UpdateSpec, calculate_in_place_update_spec, has_grace_annotation
 from .lifecycle import is_pod_hooked, marks_pod_not_ready
 from .options import CloneSetFeatureGates
-from .ordering import active_pods_key, priority_sort, scatter_sort
+from .ordering import active_pods_key, priority_sort, scatter_sort, update_order_key
 from .podstate import equal_to_revision, is_cloneset_pod_available, lifecycle_state
 from .spec import (
     grace_period_seconds_of,
@@ -118,17 +118,18 @@ def count_unavailable(pods: Sequence[Pod], min_ready_seconds: int, target_revisi
     return unavailable, target_unavailable
 
 
-def first_update_candidates(pods: Sequence[Pod], indexes: Sequence[int], count: int) -> list[int]:
+def first_update_candidates(pods: Sequence[Pod], indexes: Sequence[int], count: int,
+                            key: Callable[[int], tuple[Any, ...]] | None = None) -> list[int]:
     """The first ``count`` of :func:`sort_update_candidates` without priority and scatter
     strategies (PreparingUpdate first, then the ActivePods order, ties in index order), by
-    partial selection: O(candidates) comparisons, not a full sort."""
+    partial selection: O(candidates) comparisons, not a full sort. ``key``: the
+    :func:`.ordering.update_order_key` of the pod at an index, when already known."""
     if count <= 0:
         return []
 
     # heapq.nsmallest is documented to equal sorted(...)[:count], stable ties included; the key
     # is computed once per candidate.
-    return heapq.nsmallest(count, indexes, key=lambda i: (lifecycle_state(pods[i]) != kruise.STATE_PREPARING_UPDATE,
-                                                          active_pods_key(pods[i])))
+    return heapq.nsmallest(count, indexes, key=key or (lambda i: update_order_key(pods[i])))
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def pods_to_update(
     else:
         # limit_update_candidates lets at most this many through, in order.
         most = min(abs(diffs.update_num), max(diffs.update_max_unavailable - unavailable[1], 0))
-        ordered = first_update_candidates(pods, candidates, most)
+        ordered = first_update_candidates(pods, candidates, most, key=tally.update_order_key)
     return UpdatePlan(limit_update_candidates(cs, diffs, ordered, pods, target, now, unavailable), target, diffs)
 
 
@@ -208,19 +209,32 @@ def decide_pod_update(
     target_revision: Mapping[str, Any],
     *,
     gates: CloneSetFeatureGates,
+    specs: dict[str, UpdateSpec | None] | None = None,
 ) -> PodUpdateDecision:
-    """Upstream's ``updatePod`` as a decision: in place when possible and allowed, else recreate."""
+    """Upstream's ``updatePod`` as a decision: in place when possible and allowed, else recreate.
+
+    ``specs``: the in-place specs already calculated in this round (same ``cs``, ``revisions``
+    and ``target_revision``), by the pod's old revision name: the spec depends on the two
+    revisions and the CloneSet alone, so the pods of one revision share one calculation (a JSON
+    diff of the two templates), each getting its own copy."""
     strategy = update_strategy_type(cs)
     if strategy not in (kruise.IN_PLACE_IF_POSSIBLE, kruise.IN_PLACE_ONLY):
         return PodUpdateDecision("recreate")
     old_revision = next((r for r in revisions if equal_to_revision(pod, name_of(r))), None)
-    spec = calculate_in_place_update_spec(
-        old_revision,
-        target_revision,
-        grace_period_seconds=grace_period_seconds_of(cs),
-        gates=gates,
-        ignore_volume_claim_template_hash=strategy == kruise.IN_PLACE_ONLY,
-    )
+    memo_key = name_of(old_revision) if old_revision is not None else ""
+    if specs is not None and memo_key in specs:
+        known = specs[memo_key]
+        spec = deep_copy(dict(known)) if known is not None else None
+    else:
+        spec = calculate_in_place_update_spec(
+            old_revision,
+            target_revision,
+            grace_period_seconds=grace_period_seconds_of(cs),
+            gates=gates,
+            ignore_volume_claim_template_hash=strategy == kruise.IN_PLACE_ONLY,
+        )
+        if specs is not None:
+            specs[memo_key] = deep_copy(dict(spec)) if spec is not None else None
     if spec is None:
         if strategy == kruise.IN_PLACE_ONLY:
             return PodUpdateDecision(

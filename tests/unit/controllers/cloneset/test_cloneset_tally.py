@@ -16,8 +16,10 @@ from kubeloop.api.pods import is_pod_active
 from kubeloop.controllers.cloneset.diffs import count_pods
 from kubeloop.controllers.cloneset.inplace import pod_update_completed, refresh
 from kubeloop.controllers.cloneset.lifecycle import refreshed_state, with_initial_kruise_pod_ready
-from kubeloop.controllers.cloneset.options import CloneSetFeatureGates
+from kubeloop.controllers.cloneset.options import DEFAULT_BEHAVIOUR, CloneSetBehaviour, CloneSetFeatureGates
+from kubeloop.controllers.cloneset.ordering import update_order_key
 from kubeloop.controllers.cloneset.podstate import equal_to_revision
+from kubeloop.controllers.cloneset.refreshplan import plan_refresh, refresh_context
 from kubeloop.controllers.cloneset.revisions import live_revision_names
 from kubeloop.controllers.cloneset.status import calculate_status
 from kubeloop.controllers.cloneset.tally import CloneSetPodTally, refresh_may_write
@@ -48,7 +50,9 @@ pod_states = st.fixed_dictionaries({
     "hash_label": st.booleans(),
     "gates": st.sampled_from([(), (kruise.KRUISE_POD_READY,), (kruise.INPLACE_UPDATE_READY,)]),
     "kruise_ready": st.booleans(),
-    "grace": st.booleans(),
+    "grace": st.sampled_from([False, False, True, 600]),
+    "node": st.sampled_from([None, "node-1"]),
+    "restarted": st.sampled_from([None, False, True]),
 })
 steps = st.lists(st.tuples(st.integers(0, 7), st.one_of(st.none(), pod_states)), min_size=1, max_size=25)
 
@@ -69,8 +73,17 @@ def make_pod(name: str, version: int, state: dict[str, Any]) -> Obj:
                                       "uid": state["owner"], "controller": state["controller"]}]}
     if state["deleting"]:
         meta["deletionTimestamp"] = format_time(NOW)
+    annotations: Obj = {}
     if state["grace"]:
-        meta["annotations"] = {kruise.INPLACE_UPDATE_GRACE_ANNOTATION: '{"revision": "web-def"}'}
+        seconds = state["grace"] if state["grace"] is not True else 0
+        annotations[kruise.INPLACE_UPDATE_GRACE_ANNOTATION] = f'{{"revision": "web-def", "graceSeconds": {seconds}}}'
+    if state.get("restarted") is not None:
+        # An in-place update in progress: the container is restarted once its imageID moved.
+        annotations[kruise.INPLACE_UPDATE_STATE_ANNOTATION] = (
+            '{"revision": "web-def", "updateTimestamp": "2024-06-01T11:59:00Z",'
+            ' "lastContainerStatuses": {"app": {"imageID": "sha-old"}}}')
+    if annotations:
+        meta["annotations"] = annotations
     conditions: list[Obj] = []
     if state["ready"] is not None:
         conditions.append({"type": "Ready", "status": "True" if state["ready"] else "False",
@@ -79,10 +92,15 @@ def make_pod(name: str, version: int, state: dict[str, Any]) -> Obj:
         conditions.append({"type": kruise.INPLACE_UPDATE_READY, "status": state["in_place_ready"]})
     if state["kruise_ready"]:
         conditions.append({"type": kruise.KRUISE_POD_READY, "status": "True"})
+    spec: Obj = {"containers": [{"name": "app", "image": "nginx"}],
+                 "readinessGates": [{"conditionType": gate} for gate in state["gates"]]}
+    if state.get("node"):
+        spec["nodeName"] = state["node"]
     return {"metadata": meta,
-            "spec": {"containers": [{"name": "app", "image": "nginx"}],
-                     "readinessGates": [{"conditionType": gate} for gate in state["gates"]]},
-            "status": {"phase": state["phase"], "conditions": conditions}}
+            "spec": spec,
+            "status": {"phase": state["phase"], "conditions": conditions,
+                       "containerStatuses": [{"name": "app", "image": "nginx:1.0",
+                                              "imageID": "sha-new" if state.get("restarted") else "sha-old"}]}}
 
 
 def is_claimed(pod: Obj) -> bool:
@@ -96,6 +114,8 @@ def check(tally: CloneSetPodTally, pods: dict[str, Obj], owned: set[str]) -> Non
     claimed_keys = sorted(k for k in owned if is_claimed(pods[k]))
     to_claim = {k for k in owned if is_pod_active(pods[k]) and not is_claimed(pods[k])}
     assert tally.claimed_keys() == claimed_keys
+    assert tally.claimed_pods() == [pods[k] for k in claimed_keys]
+    assert tally.view().index_of == {k: i for i, k in enumerate(claimed_keys)}
     assert tally.to_claim == to_claim
     assert tally.claimed_uids == {pods[k]["metadata"]["uid"]: k for k in claimed_keys}
     claimed = [pods[k] for k in claimed_keys]
@@ -117,6 +137,8 @@ def check(tally: CloneSetPodTally, pods: dict[str, Obj], owned: set[str]) -> Non
             assert view.indexes_on(update, equal=equal) == [
                 i for i, pod in enumerate(claimed) if equal_to_revision(pod, update) == equal]
     assert view.unquiet == [i for i, pod in enumerate(claimed) if refresh_may_write(pod)]
+    # Cached per version of each pod across steps: equal to the key of the pod as it is now.
+    assert [view.update_order_key(i) for i in range(len(claimed))] == [update_order_key(p) for p in claimed]
     assert view.has_planned_deletions() == any(
         kruise.SPECIFIED_DELETE_LABEL in p["metadata"]["labels"]
         or p["metadata"]["labels"].get(kruise.LIFECYCLE_STATE_LABEL) == kruise.STATE_PREPARING_DELETE for p in claimed)
@@ -192,3 +214,101 @@ def test_identity_changes_with_selector_or_uid() -> None:
     assert tally.matches_identity(UID, {"matchLabels": {"app": "web"}})
     assert not tally.matches_identity("other", SELECTOR_SPEC)
     assert not tally.matches_identity(UID, {"matchLabels": {"app": "db"}})
+
+
+LIFECYCLES: list[Obj | None] = [None, {"preNormal": {"labelsHandler": {"hold": "true"}}},
+                                {"inPlaceUpdate": {"labelsHandler": {"hold": "true"}}}]
+
+
+def cloneset_with(lifecycle: Obj | None) -> Obj:
+    return {**CS, "spec": {**CS["spec"], **({"lifecycle": lifecycle} if lifecycle else {})}}
+
+
+BEHAVIOURS = [DEFAULT_BEHAVIOUR, CloneSetBehaviour(normal_requires_scheduling=True)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(pod_states, st.sampled_from(LIFECYCLES), st.sampled_from(REVISIONS), st.integers(0, 3600),
+       st.integers(0, 3600), st.sampled_from(BEHAVIOURS))
+def test_an_idle_refresh_plan_stays_idle_at_any_later_time(state: dict[str, Any], lifecycle: Obj | None,
+                                                            update: str, first: int, later: int,
+                                                            behaviour: CloneSetBehaviour) -> None:
+    pod = make_pod("p", 1, state)
+    cs = cloneset_with(lifecycle)
+    plans = [plan_refresh(cs, pod, update, NOW + timedelta(seconds=s), behaviour) for s in (first, later)]
+    assert plans[0].idle == plans[1].idle
+    if plans[0].idle:
+        # Idle means the refresh pass writes nothing and asks for no re-check.
+        assert with_initial_kruise_pod_ready(pod, NOW) is None
+        assert refresh(pod, now=NOW).kind == "none"
+        assert refreshed_state(cs, pod, update, update_completed=pod_update_completed(pod),
+                               behaviour=behaviour) is None
+        assert pod_template_hash_patch(pod) is None
+
+
+syncs = st.lists(st.tuples(st.integers(0, 5), st.one_of(st.none(), pod_states), st.sampled_from(LIFECYCLES),
+                           st.sampled_from(REVISIONS), st.integers(0, 3600)), min_size=1, max_size=30)
+
+
+@settings(max_examples=80, deadline=None)
+@given(syncs, st.sampled_from(BEHAVIOURS))
+def test_the_refresh_pass_skips_only_pods_whose_plan_is_idle(history: list[tuple[int, Any, Any, str, int]],
+                                                             behaviour: CloneSetBehaviour) -> None:
+    # Each step changes one pod, then runs a sync's refresh bookkeeping under a random context:
+    # plan the due pods, note the idle ones. Every unquiet pod left out must plan to nothing.
+    tally = CloneSetPodTally(UID, SELECTOR_SPEC, SELECTOR)
+    pods: dict[str, Obj] = {}
+    for version, (index, state, lifecycle, update, seconds) in enumerate(history, start=1):
+        key = f"default/p{index}"
+        if state is None:
+            pods.pop(key, None)
+        else:
+            pods[key] = make_pod(f"p{index}", version, state)
+        tally.mark(key)
+        owned = {k for k, pod in pods.items() if pod["metadata"]["ownerReferences"][0]["uid"] == UID}
+        tally.update(0, owned, pods.get)
+        cs = cloneset_with(lifecycle)
+        context = refresh_context(cs, update)
+        now = NOW + timedelta(seconds=seconds)
+        claimed = tally.claimed_pods()
+        view = tally.view()
+        due = view.refresh_due(context)
+        assert [i for i, _ in due] == sorted(i for i, _ in due)
+        due_keys = {key for _, key in due}
+        for pod in claimed:
+            pod_key = f"default/{pod['metadata']['name']}"
+            if refresh_may_write(pod) and pod_key not in due_keys:
+                assert plan_refresh(cs, pod, update, now, behaviour).idle, pod_key
+        for i, due_key in due:
+            if plan_refresh(cs, claimed[i], update, now, behaviour).idle:
+                view.note_idle(context, due_key, claimed[i]["metadata"]["resourceVersion"])
+
+
+def test_an_idle_note_for_an_older_version_or_context_is_ignored() -> None:
+    behaviour = CloneSetBehaviour(normal_requires_scheduling=True)
+    tally = CloneSetPodTally(UID, SELECTOR_SPEC, SELECTOR)
+    state = {"phase": "Pending", "ready": None, "in_place_ready": None, "deleting": False, "owner": UID,
+             "controller": True, "app": "web", "revision": "web-abc", "state": kruise.STATE_PREPARING_NORMAL,
+             "specified": None, "hash_label": True, "gates": (), "kruise_ready": False, "grace": False, "node": None,
+             "restarted": None}
+    pods = {"default/a": make_pod("a", 1, state)}
+    tally.update(0, set(pods), pods.get)
+    context = refresh_context(CS, "web-abc")
+    # Waiting to be scheduled: unquiet, but its plan is idle.
+    assert plan_refresh(CS, pods["default/a"], "web-abc", NOW, behaviour).idle
+    assert tally.refresh_due(context) == {"default/a"}
+    tally.note_idle(context, "default/a", "0")
+    assert tally.refresh_due(context) == {"default/a"}
+    tally.note_idle(context, "default/a", "1")
+    assert tally.refresh_due(context) == set()
+    # Another update revision or lifecycle: planned again.
+    assert tally.refresh_due(refresh_context(CS, "web-def")) == {"default/a"}
+    tally.note_idle(context, "default/a", "1")
+    assert tally.refresh_due(refresh_context(CS, "web-def")) == {"default/a"}
+    # Scheduled (a new version): planned again, and no longer idle (PreparingNormal -> Normal).
+    tally.note_idle(refresh_context(CS, "web-def"), "default/a", "1")
+    pods["default/a"] = make_pod("a", 2, {**state, "node": "node-1"})
+    tally.mark("default/a")
+    tally.update(0, set(pods), pods.get)
+    assert tally.refresh_due(refresh_context(CS, "web-def")) == {"default/a"}
+    assert not plan_refresh(CS, pods["default/a"], "web-def", NOW, behaviour).idle

@@ -176,3 +176,22 @@ def test_sync_recreate_marks_one_pod_when_all_are_unready() -> None:
         pods_to_update(cs, [make_pod(f"p{i}", "rev2") for i in range(5)], "rev1", "rev2", now=NOW, gates=GATES).indexes
         == []
     )
+
+
+def test_a_round_calculates_the_in_place_spec_once_per_old_revision() -> None:
+    # Pods on the old revision, on an unknown one (no in-place spec) and with an env change
+    # (not in place): with the round's memo, every decision equals the one made without it,
+    # and each in-place decision carries a spec of its own.
+    for strategy, env in ((kruise.IN_PLACE_IF_POSSIBLE, False), (kruise.IN_PLACE_IF_POSSIBLE, True),
+                          (kruise.IN_PLACE_ONLY, True)):
+        cs, old, new = _revisions(strategy, env=env)
+        pods = [make_pod(f"p{i}", name) for i, name in
+                enumerate([old["metadata"]["name"], "cs-foreign", old["metadata"]["name"], "cs-foreign"])]
+        specs: dict[str, Any] = {}
+        memoized = [decide_pod_update(cs, pod, [old, new], new, gates=GATES, specs=specs) for pod in pods]
+        assert memoized == [decide_pod_update(cs, pod, [old, new], new, gates=GATES) for pod in pods]
+        assert set(specs) == {old["metadata"]["name"], ""}
+        if memoized[0].spec is not None:
+            assert memoized[0].spec is not memoized[2].spec
+            memoized[0].spec["containerImages"]["c"] = "changed"
+            assert decide_pod_update(cs, pods[2], [old, new], new, gates=GATES, specs=specs) == memoized[2]
