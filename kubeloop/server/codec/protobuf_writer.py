@@ -156,7 +156,9 @@ def _write_nested(number: int, writer: Writer, value: Any, out: bytearray) -> No
 
 
 def _schema_writer(name: str) -> Writer:
-    return writer(name.rpartition(".")[0] + ".JSONSchemaProps")
+    # Python's own, on either path: the C writer calls these unions back, and the tests compare
+    # the C writer with the Python one, which must not lean on it.
+    return python_writer(name.rpartition(".")[0] + ".JSONSchemaProps")
 
 
 def _or_array(name: str) -> Writer:
@@ -343,13 +345,55 @@ def _length(indent: str, start: str = "s") -> list[str]:
 _GENERATOR = _Generator()
 
 
-def writer(name: str) -> Writer:
-    """The compiled writer of the message ``name`` (a definition name)."""
+def python_writer(name: str) -> Writer:
+    """The generated Python writer of the message ``name`` (a definition name)."""
     return _GENERATOR.writer(name)
+
+
+def python_encode_message(obj: Mapping[str, Any], name: str) -> bytes:
+    """The message bytes of ``obj`` as the message ``name``, by the generated Python writer."""
+    out = bytearray()
+    python_writer(name)(obj, out)
+    return bytes(out)
+
+
+# --- the writer that serves: the C one when built (protobuf_native), else the generated ones --------
+
+
+def _native(name: str) -> bool:
+    from kubeloop.server.codec import protobuf_native  # imports this module: resolved at first use
+
+    return protobuf_native.enabled() and protobuf_native.is_struct(name)
+
+
+def writer(name: str) -> Writer:
+    """The writer of the message ``name`` (a definition name): C when built, else generated Python."""
+    if _native(name):
+        from kubeloop.server.codec import protobuf_native
+
+        return protobuf_native.writer(name)
+    return python_writer(name)
 
 
 def encode_message(obj: Mapping[str, Any], name: str) -> bytes:
     """The message bytes of ``obj`` as the message ``name``."""
-    out = bytearray()
-    writer(name)(obj, out)
+    if _native(name):
+        from kubeloop.server.codec import protobuf_native
+
+        return protobuf_native.encode_message(obj, name)
+    return python_encode_message(obj, name)
+
+
+def encode_delimited(head: bytes, obj: Mapping[str, Any], name: str, tail: bytes) -> bytes:
+    """``head``, the length of the message, the message ``name`` of ``obj``, then ``tail``
+    (a whole body: the envelope's head and tail around the object)."""
+    if _native(name):
+        from kubeloop.server.codec import protobuf_native
+
+        return protobuf_native.encode_delimited(head, obj, name, tail)
+    out = bytearray(head)
+    start = len(out)
+    python_writer(name)(obj, out)
+    out[start:start] = varint(len(out) - start)
+    out += tail
     return bytes(out)
