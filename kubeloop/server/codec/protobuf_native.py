@@ -68,14 +68,18 @@ def mode() -> str:
     return chosen
 
 
+def resolve(chosen: str, built: bool) -> bool:
+    """Whether the C writer serves under the mode ``chosen`` when it is ``built`` or not."""
+    if chosen == "native" and not built:
+        raise RuntimeError(f"{ENV_VAR}=native but kubeloop.server.codec._pbwrite is not built "
+                           "(or is of another ABI): reinstall kubeloop with a C compiler")
+    return chosen != "python" and built
+
+
 @functools.cache
 def enabled() -> bool:
     """Whether the C writer serves (read once per process)."""
-    chosen = mode()
-    if chosen == "native" and not available():
-        raise RuntimeError(f"{ENV_VAR}=native but kubeloop.server.codec._pbwrite is not built "
-                           "(or is of another ABI): reinstall kubeloop with a C compiler")
-    return chosen != "python" and available()
+    return resolve(mode(), available())
 
 
 class _Tables:
