@@ -55,6 +55,7 @@ enum {
 
 typedef struct {
     PyObject *name; /* JSON key */
+    Py_hash_t hash; /* its hash */
     PyObject *call; /* special's Python function or NULL */
     PyObject *zero; /* bytes */
     int flags;
@@ -69,6 +70,11 @@ typedef struct {
 typedef struct {
     Field *fields;
     Py_ssize_t count;
+    /* An open-addressing table from a key's hash to its field's index (-1: empty), so that an
+       exact dict is read by walking its items once: a pod's dicts set a fraction of their
+       message's fields, and a probe here costs less than a dict lookup per field. */
+    int *index;
+    Py_ssize_t mask;
     int defined;
 } Message;
 
@@ -101,7 +107,13 @@ static int buf_grow(Buf *b, Py_ssize_t more) {
 
 static inline int buf_put(Buf *b, const void *src, Py_ssize_t n) {
     if (b->len + n > b->cap && buf_grow(b, n) < 0) return -1;
-    memcpy(b->data + b->len, src, (size_t)n);
+    if (n <= 8) {
+        /* tags and zeros: a loop costs less than a call to memcpy */
+        const char *from = src;
+        char *to = b->data + b->len;
+        for (Py_ssize_t i = 0; i < n; i++) to[i] = from[i];
+    } else
+        memcpy(b->data + b->len, src, (size_t)n);
     b->len += n;
     return 0;
 }
@@ -337,30 +349,72 @@ static int write_repeated(Buf *b, const Field *f, PyObject *v) {
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* The value of key `name` as a new reference (NULL with no error set: absent). */
-static PyObject *lookup(PyObject *obj, int exact, PyObject *name) {
-    if (exact) {
-        PyObject *v = PyDict_GetItemWithError(obj, name);
-        Py_XINCREF(v);
-        return v;
-    }
-    return PyObject_CallMethodOneArg(obj, get_name, name);
+/* Whether two str of equal hashes hold the same text (the keys orjson makes are equal to the
+   names, not the same objects): same kind and length, then the bytes. */
+static inline int same_text(PyObject *a, PyObject *b) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(a);
+    if (n != PyUnicode_GET_LENGTH(b) || PyUnicode_KIND(a) != PyUnicode_KIND(b)) return 0;
+    return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)n * PyUnicode_KIND(a)) == 0;
 }
 
+/* The field of `key` in `m`, or -1. */
+static Py_ssize_t field_of(const Message *m, PyObject *key) {
+    if (!PyUnicode_Check(key)) return -1; /* no field's name equals it */
+    Py_hash_t h = PyObject_Hash(key); /* cached in the str */
+    if (h == -1) {
+        PyErr_Clear();
+        return -1;
+    }
+    for (Py_ssize_t i = (Py_ssize_t)((size_t)h & (size_t)m->mask);; i = (i + 1) & m->mask) {
+        int found = m->index[i];
+        if (found < 0) return -1;
+        const Field *f = &m->fields[found];
+        if (f->hash == h && (f->name == key || same_text(f->name, key))) return found;
+    }
+}
+
+#define STACK_SLOTS 64
+
 static int write_fields(Buf *b, const Message *m, PyObject *obj, int exact) {
-    for (Py_ssize_t i = 0; i < m->count; i++) {
+    /* The value of every field, found by walking an exact dict's items once (a Mapping's by .get). */
+    PyObject *stack[STACK_SLOTS];
+    PyObject **slots = stack;
+    if (m->count > STACK_SLOTS && (slots = PyMem_Malloc((size_t)m->count * sizeof(PyObject *))) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(slots, 0, (size_t)m->count * sizeof(PyObject *));
+    int rc = 0;
+    if (exact) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(obj, &pos, &key, &value)) {
+            Py_ssize_t i = field_of(m, key);
+            if (i >= 0 && !(m->fields[i].flags & F_INLINE)) {
+                Py_INCREF(value); /* held while Python callbacks run */
+                slots[i] = value;
+            }
+        }
+    } else {
+        for (Py_ssize_t i = 0; i < m->count; i++) {
+            if (m->fields[i].flags & F_INLINE) continue;
+            slots[i] = PyObject_CallMethodOneArg(obj, get_name, m->fields[i].name);
+            if (slots[i] == NULL) {
+                rc = -1;
+                break;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; rc == 0 && i < m->count; i++) {
         const Field *f = &m->fields[i];
+        PyObject *v = slots[i];
         if (f->flags & F_INLINE) {
             /* an embedded struct: written from the same dict, as a nested message */
             Py_ssize_t start;
-            if (buf_put(b, f->outer_tag, f->outer_tag_len) < 0 || open_length(b, &start) < 0) return -1;
-            if (write_message(b, f->sub, obj) < 0 || close_length(b, start) < 0) return -1;
-            continue;
-        }
-        PyObject *v = lookup(obj, exact, f->name);
-        if (v == NULL && PyErr_Occurred()) return -1;
-        int rc;
-        if (v == NULL || v == Py_None)
+            if (buf_put(b, f->outer_tag, f->outer_tag_len) < 0 || open_length(b, &start) < 0 ||
+                write_message(b, f->sub, obj) < 0 || close_length(b, start) < 0)
+                rc = -1;
+        } else if (v == NULL || v == Py_None)
             rc = buf_put(b, PyBytes_AS_STRING(f->zero), PyBytes_GET_SIZE(f->zero));
         else if (f->flags & F_REPEATED)
             rc = write_repeated(b, f, v);
@@ -368,10 +422,10 @@ static int write_fields(Buf *b, const Message *m, PyObject *obj, int exact) {
             rc = write_map(b, f, v);
         else
             rc = write_value(b, f, v);
-        Py_XDECREF(v);
-        if (rc < 0) return -1;
     }
-    return 0;
+    for (Py_ssize_t i = 0; i < m->count; i++) Py_XDECREF(slots[i]);
+    if (slots != stack) PyMem_Free(slots);
+    return rc;
 }
 
 static PyObject *empty_dict = NULL;
@@ -426,6 +480,7 @@ static PyObject *py_reserve(PyObject *self, PyObject *unused) {
         message_capacity = cap;
     }
     messages[message_count].fields = NULL;
+    messages[message_count].index = NULL;
     messages[message_count].count = 0;
     messages[message_count].defined = 0;
     return PyLong_FromSsize_t(message_count++);
@@ -465,6 +520,7 @@ static PyObject *py_define(PyObject *self, PyObject *args) {
             PyErr_Format(PyExc_ValueError, "_pbwrite: field %R is not well formed", name);
             goto fail;
         }
+        if ((f->hash = PyObject_Hash(name)) == -1) goto fail;
         Py_INCREF(name);
         f->name = name;
         Py_INCREF(zero);
@@ -474,8 +530,23 @@ static PyObject *py_define(PyObject *self, PyObject *args) {
             f->call = call;
         }
     }
+    Py_ssize_t size = 8;
+    while (size < 2 * count) size *= 2;
+    int *index = PyMem_Malloc((size_t)size * sizeof(int));
+    if (index == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < size; i++) index[i] = -1;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t slot = (Py_ssize_t)((size_t)fields[i].hash & (size_t)(size - 1));
+        while (index[slot] >= 0) slot = (slot + 1) & (size - 1);
+        index[slot] = (int)i;
+    }
     messages[id].fields = fields;
     messages[id].count = count;
+    messages[id].index = index;
+    messages[id].mask = size - 1;
     messages[id].defined = 1;
     Py_RETURN_NONE;
 fail:

@@ -52,12 +52,13 @@ def _load() -> ModuleType | None:
     return _pbwrite if getattr(_pbwrite, "ABI", None) == ABI else None
 
 
-_EXTENSION = _load()
+EXTENSION = _load()
+"""The extension module, None when not built (or of another ABI)."""
 
 
 def available() -> bool:
     """Whether the C writer is built and of this module's table shape."""
-    return _EXTENSION is not None
+    return EXTENSION is not None
 
 
 def mode() -> str:
@@ -144,14 +145,20 @@ class _Tables:
 
 @functools.cache
 def _tables() -> _Tables:
-    if _EXTENSION is None:
+    if EXTENSION is None:
         raise RuntimeError("kubeloop.server.codec._pbwrite is not built")
-    return _Tables(_EXTENSION)
+    return _Tables(EXTENSION)
 
 
-def is_struct(name: str) -> bool:
-    """Whether ``name`` is written by a table (kube's special types keep their Python functions)."""
-    return not pw._special(name)
+def message_id(name: str) -> int | None:
+    """The extension's id of the message ``name`` when the C writer serves and ``name`` is a
+    struct (kube's special types keep their Python functions), else None."""
+    return _struct_id(name) if enabled() else None
+
+
+@functools.cache
+def _struct_id(name: str) -> int | None:
+    return None if pw._special(name) else _tables().id(name)
 
 
 def writer(name: str) -> pw.Writer:
@@ -163,11 +170,4 @@ def encode_message(obj: Mapping[str, Any], name: str) -> bytes:
     """The message bytes of ``obj`` as the struct message ``name``."""
     tables = _tables()
     data: bytes = tables.ext.write(tables.id(name), obj)
-    return data
-
-
-def encode_delimited(head: bytes, obj: Mapping[str, Any], name: str, tail: bytes) -> bytes:
-    """``head``, the length of the message ``name`` of ``obj``, the message, then ``tail``."""
-    tables = _tables()
-    data: bytes = tables.ext.delimited(tables.id(name), obj, head, tail)
     return data

@@ -359,38 +359,45 @@ def python_encode_message(obj: Mapping[str, Any], name: str) -> bytes:
 
 # --- the writer that serves: the C one when built (protobuf_native), else the generated ones --------
 
+_NATIVE: Any = None
+"""The module :mod:`~kubeloop.server.codec.protobuf_native` once imported (it imports this one)."""
 
-def _native(name: str) -> bool:
-    from kubeloop.server.codec import protobuf_native  # imports this module: resolved at first use
 
-    return protobuf_native.enabled() and protobuf_native.is_struct(name)
+def _native_id(name: str) -> int | None:
+    """The C writer's id of the message ``name`` when the C writer serves it, else None."""
+    global _NATIVE
+    if _NATIVE is None:
+        from kubeloop.server.codec import protobuf_native
+
+        _NATIVE = protobuf_native
+    ident: int | None = _NATIVE.message_id(name)
+    return ident
 
 
 def writer(name: str) -> Writer:
     """The writer of the message ``name`` (a definition name): C when built, else generated Python."""
-    if _native(name):
-        from kubeloop.server.codec import protobuf_native
-
-        return protobuf_native.writer(name)
+    ident = _native_id(name)
+    if ident is not None:
+        return functools.partial(_NATIVE.EXTENSION.write_into, ident)
     return python_writer(name)
 
 
 def encode_message(obj: Mapping[str, Any], name: str) -> bytes:
     """The message bytes of ``obj`` as the message ``name``."""
-    if _native(name):
-        from kubeloop.server.codec import protobuf_native
-
-        return protobuf_native.encode_message(obj, name)
+    ident = _native_id(name)
+    if ident is not None:
+        data: bytes = _NATIVE.EXTENSION.write(ident, obj)
+        return data
     return python_encode_message(obj, name)
 
 
 def encode_delimited(head: bytes, obj: Mapping[str, Any], name: str, tail: bytes) -> bytes:
     """``head``, the length of the message, the message ``name`` of ``obj``, then ``tail``
     (a whole body: the envelope's head and tail around the object)."""
-    if _native(name):
-        from kubeloop.server.codec import protobuf_native
-
-        return protobuf_native.encode_delimited(head, obj, name, tail)
+    ident = _native_id(name)
+    if ident is not None:
+        body: bytes = _NATIVE.EXTENSION.delimited(ident, obj, head, tail)
+        return body
     out = bytearray(head)
     start = len(out)
     python_writer(name)(obj, out)
