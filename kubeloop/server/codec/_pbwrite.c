@@ -431,7 +431,9 @@ static int write_fields(Buf *b, const Message *m, PyObject *obj, int exact) {
 static PyObject *empty_dict = NULL;
 
 static int write_message(Buf *b, int id, PyObject *obj) {
-    const Message *m = &messages[id];
+    /* A copy: `messages` may move if a Python callback defines more of them (its fields do not). */
+    const Message copy = messages[id];
+    const Message *m = &copy;
     int exact = PyDict_CheckExact(obj);
     if (!exact) {
         /* as the Python writer: a dict subclass or another Mapping is read through .get, anything
