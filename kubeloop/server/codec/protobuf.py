@@ -11,7 +11,8 @@ included (apiserver pkg/endpoints/handlers/watch.go: the embedded encoder is the
 ``Serializer``; apimachinery pkg/util/framer: the length-delimited framer).
 
 Message schemas are the wire facts of the registry of kinds (:mod:`kubeloop.server.kinds.wire`).
-Encoding is code generated from the facts (:mod:`~kubeloop.server.codec.protobuf_writer`), held
+Encoding is code generated from the facts (:mod:`~kubeloop.server.codec.protobuf_writer`; a C
+writer fed from the same facts serves when built, :mod:`~kubeloop.server.codec.protobuf_native`), held
 byte for byte to the pinned ``protobuf`` library's serialization
 (:mod:`~kubeloop.server.codec.protobuf_library`) by the tests. Decoding reads the wire
 directly: per message, a straight-line reader generated from the same facts reads the fields in

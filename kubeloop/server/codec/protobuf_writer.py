@@ -23,6 +23,11 @@ named-slice wrappers and the ``JSONSchemaProps*Or*`` unions).
 Nested messages worth it are written through a memo by their JSON text
 (:mod:`~kubeloop.server.codec.protobuf_memo`): a pod template's spec is written once for all its pods.
 
+Which writer serves: :func:`writer`, :func:`encode_message` and :func:`encode_delimited` use the
+C writer of :mod:`~kubeloop.server.codec.protobuf_native` (fed from this generator's facts, held
+to these functions' bytes) when it is built, else the generated functions
+(:func:`python_writer`, :func:`python_encode_message`); ``KUBELOOP_PROTOBUF_WRITER`` forces either.
+
 Why generated code: the library path spent most of its time in Python building the constructor
 arguments and in the library building messages from them (docs/decisions.md, ``bench/protobuf.py``).
 """
