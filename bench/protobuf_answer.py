@@ -13,13 +13,17 @@ of each, as a create's answer is):
 - ``protobuf.encode``: the protobuf answer (the cache of written bodies, the envelope, the writer);
 - the generated ``Pod`` and ``ObjectMeta`` writers alone (the managed fields' entry and the spec
   go through their memos: same template, same second);
+- the C writer (:mod:`kubeloop.server.codec.protobuf_native`, when built): ``protobuf.encode``
+  served by it, and its ``Pod`` and ``ObjectMeta`` writers alone (no memos: it writes every
+  field); the rows above are the generated Python writers', whichever serves by default;
 - with ``--mypyc DIR``: the same generated writers emitted as one module into ``DIR`` and
   compiled there with mypyc (shipped with mypy, the pinned type checker) and the C compiler, to
   see what compiling the Python of the writers would take off.
 
 The script runs itself under valgrind's callgrind with instrumentation off, and turns it on
 (``callgrind_control``) around each piece only: counts do not move with the machine's load.
-Figures are instructions per write, less an empty step's. Needs ``valgrind``; about three
+Figures are instructions per write, less an empty step's; the garbage collector is off while a
+step is counted (as in ``timeit``). Needs ``valgrind``; about three
 minutes (plus a minute and a half for ``--mypyc``'s compilation).
 """
 
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import re
 import subprocess
@@ -115,6 +120,18 @@ def _compile(directory: Path) -> None:
     print(f"compiled with mypyc in {time.monotonic() - started:.0f} s into {directory}", flush=True)
 
 
+_MODES = {"protobuf.encode,-C-writer": "native"}
+"""Steps counted with the C writer serving (``protobuf.encode``); every other with the Python writers."""
+
+
+def _use(mode: str) -> None:
+    """Serve with the C writer (``native``) or the generated Python writers from now on."""
+    from kubeloop.server.codec import protobuf_native
+
+    os.environ[protobuf_native.ENV_VAR] = mode
+    protobuf_native.enabled.cache_clear()
+
+
 class _Counter:
     """Instructions of one step, repeated, with callgrind's instrumentation on around it only."""
 
@@ -127,13 +144,24 @@ class _Counter:
         subprocess.run(["callgrind_control", *args, str(os.getpid())], check=True, capture_output=True)
 
     def count(self, label: str, step: Callable[[Any], Any], values: list[Any]) -> float:
+        from kubeloop.server.codec import protobuf
+
+        _use(_MODES.get(label, "python"))
+        # An earlier step's copies share these names: their cache entries would be replaced and
+        # freed here, which a create's answer (a new name) never does.
+        protobuf.clear_cache()
         step(values[0])  # compiled, cached, warm: not counted
         iterator = iter(values[1:])
+        # As timeit does: no collection of the garbage earlier steps left (what the caches keep
+        # grows step by step) lands in a later step's count.
+        gc.collect()
+        gc.disable()
         self._control("-i", "on")
         self._control("-z")
         for value in iterator:
             step(value)
         self._control("-d", label)
+        gc.enable()
         self._control("-i", "off")
         self.dumps += 1
         path = Path(f"{self.out_file}.{self.dumps}")
@@ -147,7 +175,7 @@ class _Counter:
 
 
 def _measure(copies: int, mypyc_dir: str | None, out_file: str) -> None:
-    from kubeloop.server.codec import protobuf, protobuf_writer
+    from kubeloop.server.codec import protobuf, protobuf_native, protobuf_writer
 
     stored = _stored_pod()
     text = orjson.dumps(stored)
@@ -163,8 +191,8 @@ def _measure(copies: int, mypyc_dir: str | None, out_file: str) -> None:
             objs.append(obj)
         return objs
 
-    pod_writer = protobuf_writer.writer(_POD)
-    meta_writer = protobuf_writer.writer(_META)
+    pod_writer = protobuf_writer.python_writer(_POD)
+    meta_writer = protobuf_writer.python_writer(_META)
     steps: list[tuple[str, Callable[[Any], Any]]] = [
         ("empty step", lambda obj: None),
         ("orjson.dumps (the JSON answer)", orjson.dumps),
@@ -172,6 +200,15 @@ def _measure(copies: int, mypyc_dir: str | None, out_file: str) -> None:
         ("Pod writer", lambda obj: pod_writer(obj, bytearray())),
         ("ObjectMeta writer", lambda obj: meta_writer(obj["metadata"], bytearray())),
     ]
+    if protobuf_native.available():
+        pod_native = protobuf_native.writer(_POD)
+        meta_native = protobuf_native.writer(_META)
+        sample = fresh()[0]
+        if protobuf_native.encode_message(sample, _POD) != protobuf_writer.python_encode_message(sample, _POD):
+            sys.exit("the C writer writes other bytes than the generated one")
+        steps += [("protobuf.encode, C writer", protobuf.encode),
+                  ("Pod writer, C", lambda obj: pod_native(obj, bytearray())),
+                  ("ObjectMeta writer, C", lambda obj: meta_native(obj["metadata"], bytearray()))]
     if mypyc_dir:
         sys.path.insert(0, mypyc_dir)
         import kubeloop_pbwriters as compiled  # type: ignore[import-not-found]
@@ -183,7 +220,7 @@ def _measure(copies: int, mypyc_dir: str | None, out_file: str) -> None:
         sample = fresh()[0]
         written = bytearray()
         pod_compiled(sample, written)
-        if bytes(written) != protobuf_writer.encode_message(sample, _POD):
+        if bytes(written) != protobuf_writer.python_encode_message(sample, _POD):
             sys.exit("the compiled writer writes other bytes than the generated one")
         steps += [("Pod writer, mypyc", lambda obj: pod_compiled(obj, bytearray())),
                   ("ObjectMeta writer, mypyc", lambda obj: meta_compiled(obj["metadata"], bytearray()))]

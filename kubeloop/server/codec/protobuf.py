@@ -11,7 +11,8 @@ included (apiserver pkg/endpoints/handlers/watch.go: the embedded encoder is the
 ``Serializer``; apimachinery pkg/util/framer: the length-delimited framer).
 
 Message schemas are the wire facts of the registry of kinds (:mod:`kubeloop.server.kinds.wire`).
-Encoding is code generated from the facts (:mod:`~kubeloop.server.codec.protobuf_writer`), held
+Encoding is code generated from the facts (:mod:`~kubeloop.server.codec.protobuf_writer`; a C
+writer fed from the same facts serves when built, :mod:`~kubeloop.server.codec.protobuf_native`), held
 byte for byte to the pinned ``protobuf`` library's serialization
 (:mod:`~kubeloop.server.codec.protobuf_library`) by the tests. Decoding reads the wire
 directly: per message, a straight-line reader generated from the same facts reads the fields in
@@ -840,23 +841,18 @@ def _write_body(obj: Mapping[str, Any], _: str) -> bytes:
         return _envelope_head(api_version, kind) + protobuf_writer.varint(len(raw)) + raw + _ENVELOPE_TAIL
     # The object's message written in place after the envelope's head, its length put in front
     # of it afterwards: the bytes are copied once, not once per enclosing field.
-    head, write = found
-    out = bytearray(head)
-    start = len(out)
-    write(obj, out)
-    out[start:start] = protobuf_writer.varint(len(out) - start)
-    out += _ENVELOPE_TAIL
-    return bytes(out)
+    head, name = found
+    return protobuf_writer.encode_delimited(head, obj, name, _ENVELOPE_TAIL)
 
 
 @functools.lru_cache(maxsize=1024)
-def _body_writer(api_version: str, kind: str) -> tuple[bytes, protobuf_writer.Writer] | None:
-    """The envelope's head and the message writer of a kind's bodies; None for lists (written
+def _body_writer(api_version: str, kind: str) -> tuple[bytes, str] | None:
+    """The envelope's head and the message name of a kind's bodies; None for lists (written
     with their items apart) and for kinds without a message (refused by the writing)."""
     name = wire.message_name(api_version, kind)
     if name is None or _list_items(name) is not None:
         return None
-    return _envelope_head(api_version, kind), protobuf_writer.writer(name)
+    return _envelope_head(api_version, kind), name
 
 
 _ENVELOPE_TAIL = b"\x1a\x00\x22\x00"

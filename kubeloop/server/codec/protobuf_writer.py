@@ -23,6 +23,11 @@ named-slice wrappers and the ``JSONSchemaProps*Or*`` unions).
 Nested messages worth it are written through a memo by their JSON text
 (:mod:`~kubeloop.server.codec.protobuf_memo`): a pod template's spec is written once for all its pods.
 
+Which writer serves: :func:`writer`, :func:`encode_message` and :func:`encode_delimited` use the
+C writer of :mod:`~kubeloop.server.codec.protobuf_native` (fed from this generator's facts, held
+to these functions' bytes) when it is built, else the generated functions
+(:func:`python_writer`, :func:`python_encode_message`); ``KUBELOOP_PROTOBUF_WRITER`` forces either.
+
 Why generated code: the library path spent most of its time in Python building the constructor
 arguments and in the library building messages from them (docs/decisions.md, ``bench/protobuf.py``).
 """
@@ -156,7 +161,9 @@ def _write_nested(number: int, writer: Writer, value: Any, out: bytearray) -> No
 
 
 def _schema_writer(name: str) -> Writer:
-    return writer(name.rpartition(".")[0] + ".JSONSchemaProps")
+    # Python's own, on either path: the C writer calls these unions back, and the tests compare
+    # the C writer with the Python one, which must not lean on it.
+    return python_writer(name.rpartition(".")[0] + ".JSONSchemaProps")
 
 
 def _or_array(name: str) -> Writer:
@@ -343,13 +350,62 @@ def _length(indent: str, start: str = "s") -> list[str]:
 _GENERATOR = _Generator()
 
 
-def writer(name: str) -> Writer:
-    """The compiled writer of the message ``name`` (a definition name)."""
+def python_writer(name: str) -> Writer:
+    """The generated Python writer of the message ``name`` (a definition name)."""
     return _GENERATOR.writer(name)
+
+
+def python_encode_message(obj: Mapping[str, Any], name: str) -> bytes:
+    """The message bytes of ``obj`` as the message ``name``, by the generated Python writer."""
+    out = bytearray()
+    python_writer(name)(obj, out)
+    return bytes(out)
+
+
+# --- the writer that serves: the C one when built (protobuf_native), else the generated ones --------
+
+_NATIVE: Any = None
+"""The module :mod:`~kubeloop.server.codec.protobuf_native` once imported (it imports this one)."""
+
+
+def _native_id(name: str) -> int | None:
+    """The C writer's id of the message ``name`` when the C writer serves it, else None."""
+    global _NATIVE
+    if _NATIVE is None:
+        from kubeloop.server.codec import protobuf_native
+
+        _NATIVE = protobuf_native
+    ident: int | None = _NATIVE.message_id(name)
+    return ident
+
+
+def writer(name: str) -> Writer:
+    """The writer of the message ``name`` (a definition name): C when built, else generated Python."""
+    ident = _native_id(name)
+    if ident is not None:
+        return functools.partial(_NATIVE.EXTENSION.write_into, ident)
+    return python_writer(name)
 
 
 def encode_message(obj: Mapping[str, Any], name: str) -> bytes:
     """The message bytes of ``obj`` as the message ``name``."""
-    out = bytearray()
-    writer(name)(obj, out)
+    ident = _native_id(name)
+    if ident is not None:
+        data: bytes = _NATIVE.EXTENSION.write(ident, obj)
+        return data
+    return python_encode_message(obj, name)
+
+
+def encode_delimited(head: bytes, obj: Mapping[str, Any], name: str, tail: bytes) -> bytes:
+    """``head``, the length of the message, the message ``name`` of ``obj``, then ``tail``
+    (a whole body: the envelope's head and tail around the object)."""
+    ident = _native_id(name)
+    if ident is not None:
+        body: bytes = _NATIVE.EXTENSION.delimited(ident, obj, head, tail)
+        return body
+    out = bytearray(head)
+    start = len(out)
+    python_writer(name)(obj, out)
+    out[start:start] = varint(len(out) - start)
+    out += tail
     return bytes(out)
