@@ -12,7 +12,10 @@ if [ ! -x "$venv/bin/python" ]; then
   }
 fi
 stamp="$venv/.installed-${EXTRAS:-base}"
-if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ]; then
+# Reinstalled when pyproject.toml or a C source of the package changed (the install builds the
+# C extension in place; without a compiler kubeloop installs and runs on its Python code).
+if [ ! -f "$stamp" ] || [ "$root/pyproject.toml" -nt "$stamp" ] \
+    || [ -n "$(find "$root/kubeloop" -name '*.c' -newer "$stamp" -print -quit)" ]; then
   "$venv/bin/python" -m pip install -q --upgrade pip
   if [ -n "${EXTRAS:-}" ]; then
     "$venv/bin/python" -m pip install -q -e "$root[$EXTRAS]"
