@@ -103,6 +103,18 @@ def make_pod(name: str, version: int, state: dict[str, Any]) -> Obj:
                                               "imageID": "sha-new" if state.get("restarted") else "sha-old"}]}}
 
 
+def step(pods: dict[str, Obj], index: int, version: int, state: dict[str, Any] | None) -> tuple[str, set[str]]:
+    """One step of a pod history applied to ``pods`` (``state`` None deletes the pod): the key
+    it changed, and what the owner-UID index then holds for this CloneSet (pods with any
+    reference to it)."""
+    key = f"default/p{index}"
+    if state is None:
+        pods.pop(key, None)
+    else:
+        pods[key] = make_pod(f"p{index}", version, state)
+    return key, {k for k, pod in pods.items() if pod["metadata"]["ownerReferences"][0]["uid"] == UID}
+
+
 def is_claimed(pod: Obj) -> bool:
     reference = pod["metadata"]["ownerReferences"][0]
     return (is_pod_active(pod) and reference["controller"] and reference["uid"] == UID
@@ -156,14 +168,8 @@ def test_tally_matches_a_full_recount_after_every_step(history: list[tuple[int, 
     marked = CloneSetPodTally(UID, SELECTOR_SPEC, SELECTOR)
     pods: dict[str, Obj] = {}
     for version, (index, state) in enumerate(history, start=1):
-        key = f"default/p{index}"
-        if state is None:
-            pods.pop(key, None)
-        else:
-            pods[key] = make_pod(f"p{index}", version, state)
+        key, owned = step(pods, index, version, state)
         marked.mark(key)
-        # What the owner-UID index holds for this CloneSet: pods with any reference to it.
-        owned = {k for k, pod in pods.items() if pod["metadata"]["ownerReferences"][0]["uid"] == UID}
         full.refresh(owned, pods.get)
         marked.update(0, owned, pods.get)
         for tally in (full, marked):
@@ -259,13 +265,8 @@ def test_the_refresh_pass_skips_only_pods_whose_plan_is_idle(history: list[tuple
     tally = CloneSetPodTally(UID, SELECTOR_SPEC, SELECTOR)
     pods: dict[str, Obj] = {}
     for version, (index, state, lifecycle, update, seconds) in enumerate(history, start=1):
-        key = f"default/p{index}"
-        if state is None:
-            pods.pop(key, None)
-        else:
-            pods[key] = make_pod(f"p{index}", version, state)
+        key, owned = step(pods, index, version, state)
         tally.mark(key)
-        owned = {k for k, pod in pods.items() if pod["metadata"]["ownerReferences"][0]["uid"] == UID}
         tally.update(0, owned, pods.get)
         cs = cloneset_with(lifecycle)
         context = refresh_context(cs, update)
