@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import gc
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -45,6 +44,7 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from callgrind_counts import CallgrindCounts
 from server import pod_body
 
 _POD = "io.k8s.api.core.v1.Pod"
@@ -136,12 +136,7 @@ class _Counter:
     """Instructions of one step, repeated, with callgrind's instrumentation on around it only."""
 
     def __init__(self, out_file: str) -> None:
-        self.out_file = out_file
-        self.dumps = 0
-        self.empty = 0.0
-
-    def _control(self, *args: str) -> None:
-        subprocess.run(["callgrind_control", *args, str(os.getpid())], check=True, capture_output=True)
+        self.counts = CallgrindCounts(os.getpid(), Path(out_file))
 
     def count(self, label: str, step: Callable[[Any], Any], values: list[Any]) -> float:
         from kubeloop.server.codec import protobuf
@@ -156,22 +151,14 @@ class _Counter:
         # grows step by step) lands in a later step's count.
         gc.collect()
         gc.disable()
-        self._control("-i", "on")
-        self._control("-z")
+        self.counts.instrument(True)
+        self.counts.zero()
         for value in iterator:
             step(value)
-        self._control("-d", label)
+        total = self.counts.dump(label)
         gc.enable()
-        self._control("-i", "off")
-        self.dumps += 1
-        path = Path(f"{self.out_file}.{self.dumps}")
-        for _ in range(3000):
-            text = path.read_text() if path.exists() else ""
-            found = re.search(r"^totals: (\d+)", text, re.M)
-            if found and f"dump {label}" in text:
-                return int(found[1]) / (len(values) - 1)
-            time.sleep(0.1)
-        raise RuntimeError(f"no callgrind dump for {label}")
+        self.counts.instrument(False)
+        return total / (len(values) - 1)
 
 
 def _measure(copies: int, mypyc_dir: str | None, out_file: str) -> None:

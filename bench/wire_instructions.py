@@ -43,14 +43,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import ssl
 import statistics
 import struct
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +56,7 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from callgrind_counts import CallgrindCounts
 from server import pod_body
 
 from kubeloop.server.codec import protobuf
@@ -98,31 +97,17 @@ class Callgrind:
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert self.process.stdout is not None
         self.url, self.token, self.ca = json.loads(self.process.stdout.readline())
-        self._dumps = 0
-
-    def _control(self, *args: str) -> None:
-        subprocess.run(["callgrind_control", *args, str(self.process.pid)], check=True, capture_output=True)
+        self.counts = CallgrindCounts(self.process.pid, self.out)
 
     def instrument(self, on: bool) -> None:
-        self._control("-i", "on" if on else "off")
+        self.counts.instrument(on)
 
     def zero(self) -> None:
-        self._control("-z")
+        self.counts.zero()
 
     def dump(self, name: str) -> int:
         """The instructions counted since the last zero or dump, which this dump then zeroes."""
-        self._control("-d", name)
-        self._dumps += 1
-        path = Path(f"{self.out}.{self._dumps}")
-        for _ in range(600):
-            if path.exists():
-                text = path.read_text()
-                if f"dump {name}" in text and re.search(r"^totals: \d+", text, re.M):
-                    found = re.search(r"^totals: (\d+)", text, re.M)
-                    assert found is not None
-                    return int(found[1])
-            time.sleep(0.1)
-        raise RuntimeError(f"callgrind wrote no dump {name}")
+        return self.counts.dump(name, timeout=60.0)
 
     def stop(self) -> None:
         assert self.process.stdin is not None
