@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubeloop.api import kruise
@@ -181,6 +181,11 @@ def test_tally_matches_a_full_recount_after_every_step(history: list[tuple[int, 
 @given(pod_states, st.sampled_from([None, {"preNormal": {"labelsHandler": {"hold": "true"}}},
                                     {"inPlaceUpdate": {"labelsHandler": {"hold": "true"}}}]),
        st.sampled_from(REVISIONS), st.integers(0, 3600))
+# A Normal pod, labelled, whose KruisePodReady gate has no condition yet: the refresh adds it.
+@example({"phase": "Running", "ready": True, "in_place_ready": None, "deleting": False, "owner": UID,
+          "controller": True, "app": "web", "revision": "web-abc", "state": "Normal", "specified": None,
+          "hash_label": True, "gates": (kruise.KRUISE_POD_READY,), "kruise_ready": False, "grace": False,
+          "node": "node-1", "restarted": None}, None, "web-abc", 0)
 def test_a_quiet_pod_refreshes_to_nothing(state: dict[str, Any], lifecycle: Obj | None, update: str,
                                           seconds: int) -> None:
     pod = make_pod("p", 1, state)
