@@ -801,10 +801,11 @@ _CACHE = protobuf_cache.MessageCache(32 << 20)
 
 
 def clear_cache() -> None:
-    """Forget the recently written messages and the nested messages' memos (for measurements
-    of the first write or read)."""
+    """Forget the recently written messages, the nested messages' memos and the writers chosen
+    per kind (for measurements of the first write or read, under either writer)."""
     _CACHE.clear()
     protobuf_memo.clear()
+    _body_writer.cache_clear()
 
 
 def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
@@ -833,26 +834,32 @@ def encode(obj: Mapping[str, Any]) -> bytes:
 
 
 def _write_body(obj: Mapping[str, Any], _: str) -> bytes:
-    api_version = str(obj.get("apiVersion") or "")
-    kind = str(obj.get("kind") or "")
+    api_version = obj.get("apiVersion")
+    kind = obj.get("kind")
+    if type(api_version) is not str or type(kind) is not str:
+        api_version = str(api_version or "")
+        kind = str(kind or "")
     found = _body_writer(api_version, kind)
     if found is None:
         raw = _write_message(obj, api_version, kind, cached=False)
         return _envelope_head(api_version, kind) + protobuf_writer.varint(len(raw)) + raw + _ENVELOPE_TAIL
     # The object's message written in place after the envelope's head, its length put in front
     # of it afterwards: the bytes are copied once, not once per enclosing field.
-    head, name = found
-    return protobuf_writer.encode_delimited(head, obj, name, _ENVELOPE_TAIL)
+    head, write = found
+    return write(obj, head, _ENVELOPE_TAIL)
 
 
 @functools.lru_cache(maxsize=1024)
-def _body_writer(api_version: str, kind: str) -> tuple[bytes, str] | None:
-    """The envelope's head and the message name of a kind's bodies; None for lists (written
-    with their items apart) and for kinds without a message (refused by the writing)."""
+def _body_writer(api_version: str, kind: str) -> tuple[bytes, protobuf_writer.DelimitedWriter] | None:
+    """The envelope's head and the writer of a kind's bodies (the C or the Python writer, chosen
+    here once per kind: the choice is a chain of calls a create's answer paid each time); None
+    for lists (written with their items apart) and for kinds without a message (refused by the
+    writing). Forgotten by :func:`clear_cache`, as the writer chosen may change between
+    measurements."""
     name = wire.message_name(api_version, kind)
     if name is None or _list_items(name) is not None:
         return None
-    return _envelope_head(api_version, kind), name
+    return _envelope_head(api_version, kind), protobuf_writer.delimited_writer(name)
 
 
 _ENVELOPE_TAIL = b"\x1a\x00\x22\x00"
