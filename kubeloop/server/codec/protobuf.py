@@ -806,6 +806,7 @@ def clear_cache() -> None:
     _CACHE.clear()
     protobuf_memo.clear()
     _body_writer.cache_clear()
+    _KNOWN_HEADS.clear()
 
 
 def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
@@ -927,6 +928,9 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
     leaves empty (upstream's ``copyKindDefaults``) and words errors as the apiserver's
     ``transformDecodeError`` does for that kind (``str(error)`` is then the whole 400 message).
     """
+    known = _known_body(body, into)
+    if known is not None:
+        return known
     into_kind = into[1] if into else ""
     if not body:
         raise _error("empty data", body, into_kind)
@@ -950,9 +954,51 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
     if name is None:
         raise _error(f'no kind "{kind}" is registered for version "{api_version}" in scheme '
                      '"pkg/api/legacyscheme/scheme.go:30"', body, into_kind, api_version, kind)
+    message = _message(name)
+    obj = _read_object(message, body, raw_start, raw_stop, into_kind, api_version, kind)
+    if _usual_envelope(body) is not None:
+        if len(_KNOWN_HEADS) >= _KNOWN_HEADS_LIMIT:
+            _KNOWN_HEADS.clear()
+        _KNOWN_HEADS[body[4:6 + body[5]], into] = (kind, api_version, message)
+    return obj
+
+
+_KNOWN_HEADS: dict[tuple[bytes, tuple[str, str] | None], tuple[str, str, _Message]] = {}
+"""The envelope's typeMeta bytes (tag and length included) of bodies read before, with the
+endpoint's (apiVersion, kind): what they were read as. Every body of one kind to one endpoint
+carries the same typeMeta, so its envelope, the kind defaults and the message lookup are
+settled once (the fifth of a pod create's reading was this bookkeeping)."""
+
+_KNOWN_HEADS_LIMIT = 1024
+
+
+def _known_body(body: bytes, into: tuple[str, str] | None) -> Obj | None:
+    """:func:`decode`'s result for a body in the usual envelope whose typeMeta was read before
+    for ``into``; None for anything else (which :func:`decode` reads the whole way). Errors
+    inside the object are raised as :func:`decode` raises them."""
+    end = len(body)
+    if end < 12 or body[:4] != MAGIC or body[4] != 0x0A or body[5] >= 0x80:
+        return None
+    meta_end = 6 + body[5]
+    known = _KNOWN_HEADS.get((body[4:meta_end], into))
+    if known is None or meta_end + 2 > end or body[meta_end] != 0x12:
+        return None
+    try:
+        raw_start, raw_stop = _read_length(body, meta_end + 1, end)
+    except _GoError:
+        return None
+    if raw_stop != end and body[raw_stop:] != _ENVELOPE_TAIL:
+        return None
+    kind, api_version, message = known
+    return _read_object(message, body, raw_start, raw_stop, into[1] if into else "", api_version, kind)
+
+
+def _read_object(message: _Message, body: bytes, start: int, stop: int, into_kind: str, api_version: str,
+                 kind: str) -> Obj:
+    """The object of ``kind`` whose message lies in ``body[start:stop]``, or the 400's error."""
     obj: Obj = {"kind": kind, "apiVersion": api_version}
     try:
-        obj.update(_message(name).read(body, raw_start, raw_stop))
+        obj.update(message.read(body, start, stop))
     except _GoError as error:
         raise _error(str(error), body, into_kind, api_version, kind) from None
     except RecursionError:
