@@ -222,7 +222,6 @@ static int write_varint_value(Buf *b, PyObject *v) {
     return -1;
 }
 
-
 /* --- kube's special types, without Python -------------------------------------------------------- */
 
 /* Go's zero time.Time as Unix seconds (kubeloop/server/codec/gotext.py ZERO_SECONDS). */
