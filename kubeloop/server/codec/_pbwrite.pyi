@@ -17,6 +17,10 @@ KIND_MESSAGE: int
 KIND_DELIMITED: int
 KIND_WRITER: int
 KIND_RAW: int
+KIND_TIME: int
+KIND_MICROTIME: int
+KIND_QUANTITY: int
+KIND_INTSTR: int
 
 def init(mapping_abc: type, b64decode: Callable[[Any], bytes], dumps: Callable[[Any], bytes], /) -> None: ...
 def reserve() -> int: ...

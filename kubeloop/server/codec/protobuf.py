@@ -801,10 +801,12 @@ _CACHE = protobuf_cache.MessageCache(32 << 20)
 
 
 def clear_cache() -> None:
-    """Forget the recently written messages and the nested messages' memos (for measurements
-    of the first write or read)."""
+    """Forget the recently written messages, the nested messages' memos and the writers chosen
+    per kind (for measurements of the first write or read, under either writer)."""
     _CACHE.clear()
     protobuf_memo.clear()
+    _body_writer.cache_clear()
+    _KNOWN_HEADS.clear()
 
 
 def decode_message(data: bytes, api_version: str, kind: str) -> Obj:
@@ -833,26 +835,32 @@ def encode(obj: Mapping[str, Any]) -> bytes:
 
 
 def _write_body(obj: Mapping[str, Any], _: str) -> bytes:
-    api_version = str(obj.get("apiVersion") or "")
-    kind = str(obj.get("kind") or "")
+    api_version = obj.get("apiVersion")
+    kind = obj.get("kind")
+    if type(api_version) is not str or type(kind) is not str:
+        api_version = str(api_version or "")
+        kind = str(kind or "")
     found = _body_writer(api_version, kind)
     if found is None:
         raw = _write_message(obj, api_version, kind, cached=False)
         return _envelope_head(api_version, kind) + protobuf_writer.varint(len(raw)) + raw + _ENVELOPE_TAIL
     # The object's message written in place after the envelope's head, its length put in front
     # of it afterwards: the bytes are copied once, not once per enclosing field.
-    head, name = found
-    return protobuf_writer.encode_delimited(head, obj, name, _ENVELOPE_TAIL)
+    head, write = found
+    return write(obj, head, _ENVELOPE_TAIL)
 
 
 @functools.lru_cache(maxsize=1024)
-def _body_writer(api_version: str, kind: str) -> tuple[bytes, str] | None:
-    """The envelope's head and the message name of a kind's bodies; None for lists (written
-    with their items apart) and for kinds without a message (refused by the writing)."""
+def _body_writer(api_version: str, kind: str) -> tuple[bytes, protobuf_writer.DelimitedWriter] | None:
+    """The envelope's head and the writer of a kind's bodies (the C or the Python writer, chosen
+    here once per kind: the choice is a chain of calls a create's answer paid each time); None
+    for lists (written with their items apart) and for kinds without a message (refused by the
+    writing). Forgotten by :func:`clear_cache`, as the writer chosen may change between
+    measurements."""
     name = wire.message_name(api_version, kind)
     if name is None or _list_items(name) is not None:
         return None
-    return _envelope_head(api_version, kind), name
+    return _envelope_head(api_version, kind), protobuf_writer.delimited_writer(name)
 
 
 _ENVELOPE_TAIL = b"\x1a\x00\x22\x00"
@@ -920,6 +928,9 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
     leaves empty (upstream's ``copyKindDefaults``) and words errors as the apiserver's
     ``transformDecodeError`` does for that kind (``str(error)`` is then the whole 400 message).
     """
+    known = _known_body(body, into)
+    if known is not None:
+        return known
     into_kind = into[1] if into else ""
     if not body:
         raise _error("empty data", body, into_kind)
@@ -943,9 +954,51 @@ def decode(body: bytes, into: tuple[str, str] | None = None) -> Obj:
     if name is None:
         raise _error(f'no kind "{kind}" is registered for version "{api_version}" in scheme '
                      '"pkg/api/legacyscheme/scheme.go:30"', body, into_kind, api_version, kind)
+    message = _message(name)
+    obj = _read_object(message, body, raw_start, raw_stop, into_kind, api_version, kind)
+    if _usual_envelope(body) is not None:
+        if len(_KNOWN_HEADS) >= _KNOWN_HEADS_LIMIT:
+            _KNOWN_HEADS.clear()
+        _KNOWN_HEADS[body[4:6 + body[5]], into] = (kind, api_version, message)
+    return obj
+
+
+_KNOWN_HEADS: dict[tuple[bytes, tuple[str, str] | None], tuple[str, str, _Message]] = {}
+"""The envelope's typeMeta bytes (tag and length included) of bodies read before, with the
+endpoint's (apiVersion, kind): what they were read as. Every body of one kind to one endpoint
+carries the same typeMeta, so its envelope, the kind defaults and the message lookup are
+settled once (the fifth of a pod create's reading was this bookkeeping)."""
+
+_KNOWN_HEADS_LIMIT = 1024
+
+
+def _known_body(body: bytes, into: tuple[str, str] | None) -> Obj | None:
+    """:func:`decode`'s result for a body in the usual envelope whose typeMeta was read before
+    for ``into``; None for anything else (which :func:`decode` reads the whole way). Errors
+    inside the object are raised as :func:`decode` raises them."""
+    end = len(body)
+    if end < 12 or body[:4] != MAGIC or body[4] != 0x0A or body[5] >= 0x80:
+        return None
+    meta_end = 6 + body[5]
+    known = _KNOWN_HEADS.get((body[4:meta_end], into))
+    if known is None or meta_end + 2 > end or body[meta_end] != 0x12:
+        return None
+    try:
+        raw_start, raw_stop = _read_length(body, meta_end + 1, end)
+    except _GoError:
+        return None
+    if raw_stop != end and body[raw_stop:] != _ENVELOPE_TAIL:
+        return None
+    kind, api_version, message = known
+    return _read_object(message, body, raw_start, raw_stop, into[1] if into else "", api_version, kind)
+
+
+def _read_object(message: _Message, body: bytes, start: int, stop: int, into_kind: str, api_version: str,
+                 kind: str) -> Obj:
+    """The object of ``kind`` whose message lies in ``body[start:stop]``, or the 400's error."""
     obj: Obj = {"kind": kind, "apiVersion": api_version}
     try:
-        obj.update(_message(name).read(body, raw_start, raw_stop))
+        obj.update(message.read(body, start, stop))
     except _GoError as error:
         raise _error(str(error), body, into_kind, api_version, kind) from None
     except RecursionError:

@@ -5,9 +5,13 @@ the generated Python writers of :mod:`~kubeloop.server.codec.protobuf_writer` (t
 the byte contract; the tests hold the two to each other for every built-in kind). It knows no
 message: this module gives it one table per message, built from what the Python generator
 itself uses -- the wire facts' fields in number order (:mod:`kubeloop.server.kinds.wire`), the
-generator's tag bytes, its zero value of each field, and its functions for kube's special types
-(``Time``, ``Quantity``, ``IntOrString``... are still the generator's cached Python functions,
-called back from C; raw JSON is ``orjson.dumps``). One source of facts, two writers.
+generator's tag bytes, its zero value of each field, and its functions for kube's special types.
+``Time``, ``MicroTime``, ``Quantity``, ``IntOrString`` and raw JSON have fast paths in C for their
+usual values (RFC 3339 text, an exact str or int, dicts of strings); each keeps the generator's
+Python function (``orjson.dumps`` for raw JSON) as its fallback for any value the fast path does
+not take, so bytes and errors stay the Python writers'. ``Duration``, the named-slice wrappers and
+the ``JSONSchemaProps`` unions are the Python functions, called back from C. One source of facts,
+two writers.
 
 The memos of nested messages (:mod:`~kubeloop.server.codec.protobuf_memo`) are not used on this
 path: in C, writing a pod spec costs less than making its memo key.
@@ -38,7 +42,7 @@ from kubeloop.server.kinds import wire
 
 ENV_VAR = "KUBELOOP_PROTOBUF_WRITER"
 MODES = ("auto", "native", "python")
-ABI = 1
+ABI = 2
 """The table shape this module builds; the extension's ``ABI`` must equal it."""
 
 _VARINTS = frozenset({"int32", "int64", "uint32", "uint64"})
@@ -140,6 +144,10 @@ class _Tables:
         if special == "raw":
             return ext.KIND_RAW, tag, -1, None
         function = pw._GENERATOR.namespace[pw._GENERATOR.names[type_name]]
+        fast = {"time": ext.KIND_TIME, "microtime": ext.KIND_MICROTIME, "quantity": ext.KIND_QUANTITY,
+                "intstr": ext.KIND_INTSTR}.get(special)
+        if fast is not None:
+            return fast, tag, -1, function  # the function: the fallback of the C fast path
         return (ext.KIND_DELIMITED if special in pw._DELIMITED_SPECIALS else ext.KIND_WRITER), tag, -1, function
 
 

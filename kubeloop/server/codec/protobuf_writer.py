@@ -396,6 +396,19 @@ def encode_message(obj: Mapping[str, Any], name: str) -> bytes:
     return python_encode_message(obj, name)
 
 
+DelimitedWriter = Callable[[Mapping[str, Any], bytes, bytes], bytes]
+"""``write(obj, head, tail)``: ``head``, the length of the message of ``obj``, the message, ``tail``."""
+
+
+def delimited_writer(name: str) -> DelimitedWriter:
+    """:func:`encode_delimited` of the message ``name`` with the writer chosen once: callers that
+    keep it (the body writer of each kind) skip choosing the writer on every write."""
+    ident = _native_id(name)
+    if ident is not None:
+        return functools.partial(_NATIVE.EXTENSION.delimited, ident)
+    return lambda obj, head, tail: encode_delimited(head, obj, name, tail)
+
+
 def encode_delimited(head: bytes, obj: Mapping[str, Any], name: str, tail: bytes) -> bytes:
     """``head``, the length of the message, the message ``name`` of ``obj``, then ``tail``
     (a whole body: the envelope's head and tail around the object)."""

@@ -221,3 +221,84 @@ def test_default_writer_is_native_on_this_machine(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv(protobuf_native.ENV_VAR, raising=False)
     assert protobuf_native.available()
     assert protobuf_native.resolve(protobuf_native.mode(), protobuf_native.available()) is True
+
+
+# --- kube's special types written in C, and their fallback to the Python specials ------------------
+
+_LEASE = "io.k8s.api.coordination.v1.Lease"
+
+
+class _Str(str):
+    """A str subclass: the C fast paths leave it to the Python specials."""
+
+
+class _Encoded(str):
+    """A str subclass whose ``encode`` the Python specials call: only they write it right."""
+
+    def encode(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+        return b"encoded"
+
+
+_TIMES = [
+    "2024-05-06T07:08:09Z", "2024-05-06t07:08:09z", "1970-01-01T00:00:00Z", "1969-12-31T23:59:59Z",
+    "2024-02-29T12:00:00.5Z", "2024-05-06T07:08:09.123456789Z", "2024-05-06T07:08:09.1234567891234Z",
+    "2024-05-06T07:08:09.000000999Z", "2024-05-06T07:08:09.000001Z", "2024-05-06T07:08:09+05:30",
+    "2024-05-06T07:08:09.25-08:00", "2024-05-06T07:08:09-00:00", "9999-12-31T23:59:59.999999999-23:59",
+    "0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000000999Z", "0001-01-01T00:00:00.000001Z",
+    "0001-01-01T05:30:00+05:30", "2000-03-01T00:00:00Z", "1900-03-01T00:00:00Z", "2100-12-31T00:00:00Z",
+    # lenient as calendar.timegm is: two-digit days, hours, minutes, seconds add up
+    "2024-01-00T99:99:99Z", "2023-02-31T24:60:60Z",
+    # read by the Python special only (the C path hands them over): a final newline, non-ASCII
+    # digits, a str subclass
+    "2024-05-06T07:08:09Z\n", "\uff12\uff10\uff12\uff14-05-06T07:08:09Z", _Str("2024-05-06T07:08:09Z"),
+    # refused by both
+    "0000-01-01T00:00:00Z", "2024-13-01T00:00:00Z", "2024-00-01T00:00:00Z", "2024-05-06T07:08:09",
+    "2024-05-06T07:08:09.Z", "2024-05-06 07:08:09Z", "2024-05-06T07:08:09+0530", "2024-05-06T07:08:09Zx",
+    "2024-5-06T07:08:09Z", "", "\ud800", 5, None,
+]
+
+
+@pytest.mark.parametrize("text", _TIMES, ids=repr)
+def test_times_in_c_as_the_python_special(text: Any) -> None:
+    _same({"creationTimestamp": text, "deletionTimestamp": text}, _META)  # metav1.Time
+    _same({"spec": {"acquireTime": text, "renewTime": text}}, _LEASE)  # metav1.MicroTime
+
+
+_INT_OR_STRINGS = [0, 1, 127, 128, -1, 2**31, 2**63 - 1, -(2**63), 2**63, 2**64 + 5, -(2**63) - 1, True, False,
+                   "", "http", "é\U0001f600", "x" * 200, _Str("http"), _Encoded("http"), "\ud800", 1.5, None,
+                   [1]]
+
+
+@pytest.mark.parametrize("value", _INT_OR_STRINGS, ids=repr)
+def test_int_or_strings_in_c_as_the_python_special(value: Any) -> None:
+    _same({"spec": {"containers": [{"name": "c", "livenessProbe": {"httpGet": {"port": value}}}]}}, _POD)
+
+
+_QUANTITIES = ["100m", "", "1Gi", "é", "x" * 200, _Str("5"), _Encoded("5"), 5, 1.5, True, -(2**70), "\ud800", None, [1]]
+
+
+@pytest.mark.parametrize("value", _QUANTITIES, ids=repr)
+def test_quantities_in_c_as_the_python_special(value: Any) -> None:
+    _same({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": value}}}]}}, _POD)
+
+
+@pytest.mark.parametrize(("special", "obj", "name", "fast"), [
+    ("_time", {"creationTimestamp": "2031-01-02T03:04:05Z"}, _META, True),
+    ("_time", {"creationTimestamp": "2031-01-02T03:04:05Z\n"}, _META, False),
+    ("_time", {"creationTimestamp": _Str("2031-01-02T03:04:06Z")}, _META, False),
+    ("_microtime", {"spec": {"renewTime": "2031-01-02T03:04:05.123456Z"}}, _LEASE, True),
+    ("_microtime", {"spec": {"renewTime": "\uff12\uff10\uff13\uff11-01-02T03:04:05.123456Z"}}, _LEASE, False),
+    ("_intstr", {"spec": {"containers": [{"name": "c", "livenessProbe": {"httpGet": {"port": 31_337}}}]}}, _POD, True),
+    ("_intstr", {"spec": {"containers": [{"name": "c", "livenessProbe": {"httpGet": {"port": "p31"}}}]}}, _POD, True),
+    ("_intstr", {"spec": {"containers": [{"name": "c", "livenessProbe": {"httpGet": {"port": True}}}]}}, _POD, False),
+    ("_quantity", {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "313m"}}}]}}, _POD, True),
+    ("_quantity", {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": 313}}}]}}, _POD, False),
+], ids=lambda value: repr(value)[:40])
+def test_usual_values_do_not_call_python(special: str, obj: dict[str, Any], name: str, fast: bool) -> None:
+    """The fast paths are taken for the usual values (the Python special, an lru cache, sees no
+    call) and the Python special for the rest: a fast path silently never taken fails here."""
+    function = getattr(protobuf_writer, special)
+    function.cache_clear()
+    protobuf_native.encode_message(obj, name)
+    info = function.cache_info()
+    assert (info.hits + info.misses == 0) is fast

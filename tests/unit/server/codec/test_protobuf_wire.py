@@ -243,7 +243,7 @@ def test_kubectl_bodies(capture: Path) -> None:
 DEPLOYMENT_BODY = (CAPTURES / "deployment.pb").read_bytes()
 
 
-@pytest.mark.parametrize(("body", "into", "text"), [
+_MALFORMED: list[tuple[bytes, tuple[str, str] | None, str]] = [
     (b"", ("v1", "Pod"), "the object provided is unrecognized (must be of type Pod): empty data (<empty>)"),
     (b'{"kind":"Pod"}', ("v1", "Pod"), "the object provided is unrecognized (must be of type Pod): provided data "
      'does not appear to be a protobuf message, expected prefix [107 56 115 0] ({"kind":"Pod"})'),
@@ -284,7 +284,10 @@ DEPLOYMENT_BODY = (CAPTURES / "deployment.pb").read_bytes()
     (envelope("", "", b""), None, "Object 'Kind' is missing in 'runtime.TypeMeta{APIVersion:\"\", Kind:\"\"}'"),
     (envelope("", "Pod", b""), None,
      "Object 'apiVersion' is missing in 'runtime.TypeMeta{APIVersion:\"\", Kind:\"Pod\"}'"),
-])
+]
+
+
+@pytest.mark.parametrize(("body", "into", "text"), _MALFORMED)
 def test_malformed_bodies_get_upstreams_text(body: bytes, into: tuple[str, str] | None, text: str) -> None:
     with pytest.raises(protobuf.ProtobufError) as caught:
         protobuf.decode(body, into)
@@ -298,6 +301,49 @@ def test_the_url_fills_what_the_envelope_leaves_out() -> None:
     # A bare "apps" is a version to Go (schema.ParseGroupVersion), and no such version exists.
     with pytest.raises(protobuf.ProtobufError, match='no kind "Deployment" is registered for version "apps"'):
         protobuf.decode(envelope("apps", "Deployment", b""), ("apps/v1", "Deployment"))
+
+
+def _decoded(body: bytes, into: tuple[str, str] | None) -> dict[str, Any] | str:
+    try:
+        return protobuf.decode(body, into)
+    except protobuf.ProtobufError as error:
+        return f"error: {error}"
+
+
+_KNOWN = [(envelope(api_version, kind, b""), into) for into in (("v1", "Pod"), ("apps/v1", "Deployment"), None)
+          for api_version, kind in (("v1", "Pod"), ("apps/v1", "Deployment"), ("", ""), ("", "Pod"))]
+"""Bodies whose envelopes the decoder then knows, for each endpoint (and none)."""
+
+
+@pytest.mark.parametrize(("body", "into"), [(body, into) for body, into, _ in _MALFORMED] + [
+    (DEPLOYMENT_BODY, ("apps/v1", "Deployment")), (DEPLOYMENT_BODY, None), (DEPLOYMENT_BODY, ("v1", "Pod")),
+    (protobuf.encode(POD), ("v1", "Pod")), (envelope("", "", b""), ("v1", "Pod")),
+    (envelope("", "", b""), ("apps/v1", "Deployment")), (envelope("", "Deployment", b""), ("apps/v1", "Deployment")),
+    (envelope("v1", "", b""), ("v1", "Pod")),
+    (envelope("v1", "Pod", ld(1, object_meta("p"))) + b"\x1a\x00", ("v1", "Pod")),
+    (envelope("v1", "Pod", ld(1, object_meta("p"))) + b"\x1a\x00\x22\x00", ("v1", "Pod")),
+    (envelope("v1", "Pod", ld(1, object_meta("p")))[:-1], ("v1", "Pod")),
+    # a known typeMeta followed by another field than raw: contentType's bytes are no object
+    (b"k8s\x00" + ld(1, ld(1, "v1") + ld(2, "Pod")) + ld(4, b"\x0a\x02ab"), ("v1", "Pod"))])
+def test_a_known_envelope_reads_as_a_new_one(body: bytes, into: tuple[str, str] | None) -> None:
+    """Envelopes read before are settled from their typeMeta bytes and the endpoint: a body
+    then reads (or fails) exactly as it does the first time."""
+    protobuf.clear_cache()
+    first = _decoded(body, into)
+    for known, known_into in _KNOWN:
+        _decoded(known, known_into)
+    _decoded(body, into)
+    assert _decoded(body, into) == first
+    protobuf.clear_cache()
+
+
+def test_known_envelopes_are_kept_per_endpoint() -> None:
+    protobuf.clear_cache()
+    assert protobuf.decode(envelope("", "", b""), ("v1", "Pod")) == {"kind": "Pod", "apiVersion": "v1"}
+    assert protobuf._KNOWN_HEADS, "the envelope read is kept"
+    assert protobuf.decode(envelope("", "", b""), ("apps/v1", "Deployment")) == {
+        "kind": "Deployment", "apiVersion": "apps/v1"}
+    protobuf.clear_cache()
 
 
 def test_fields_in_any_order_read_as_go_reads_them() -> None:
