@@ -1,0 +1,33 @@
+"""Type stubs of the C work-queue core (`_wqcore.c`); see `queue_native`."""
+
+from collections.abc import Callable, Generator, Hashable
+from typing import Any
+
+ABI: int
+
+class Get:
+    def __await__(self) -> Generator[Any, None, Any]: ...
+    def send(self, value: object, /) -> Any: ...
+    def throw(self, typ: Any, val: Any = ..., tb: Any = ..., /) -> Any: ...
+    def close(self) -> None: ...
+
+class Core:
+    shutting_down: bool
+    wake_needed: bool
+    updater_started: bool
+    def __init__(
+        self,
+        owner: object,
+        fifo: Any,
+        dirty: dict[Any, float],
+        processing: dict[Any, float],
+        drainers: list[Any],
+        now: Callable[[], float] | None = ...,
+        batch: object | None = ...,
+        recorder: object | None = ...,
+    ) -> None: ...
+    def add(self, item: Hashable, /) -> None: ...
+    def get(self) -> Get: ...
+    def done(self, item: Hashable, /) -> None: ...
+    def take(self) -> tuple[Any, bool]: ...
+    def sync(self, shutting_down: bool, wake_needed: bool, updater_started: bool, /) -> None: ...
