@@ -29,7 +29,7 @@
 #include <Python.h>
 #include <structmember.h>
 
-#define ABI_VERSION 1
+#define ABI_VERSION 2
 
 #if PY_VERSION_HEX < 0x030D0000
 #define HAVE_KNOWN_HASH 1
@@ -40,6 +40,7 @@ static PyObject *str_added, *str_got, *str_finished, *str_adds, *str_unmatched_g
     *str_close;
 static PyObject *zero_float, *one;
 
+typedef struct TableS Table;
 typedef PyObject *(*meth_o)(PyObject *, PyObject *);
 typedef PyObject *(*meth_noargs)(PyObject *, PyObject *);
 
@@ -47,8 +48,8 @@ typedef struct {
     PyObject_HEAD
     PyObject *owner;      /* the WorkQueue */
     PyObject *fifo;       /* collections.deque */
-    PyObject *dirty;      /* dict */
-    PyObject *processing; /* dict */
+    Table *dirty;         /* item -> add time (0.0 without metrics) */
+    Table *processing;    /* item -> start time (0.0 without metrics) */
     PyObject *drainers;   /* list */
     PyObject *now;        /* clock.now, or NULL without metrics */
     PyObject *batch;      /* BatchingRecorder, or NULL */
@@ -97,18 +98,370 @@ call_owner(Core *self, PyObject *name)
     return 0;
 }
 
-/* dict helpers with a hash computed once per operation */
-#ifdef HAVE_KNOWN_HASH
-#define D_CONTAINS(d, k, h) _PyDict_Contains_KnownHash((d), (k), (h))
-#define D_SET(d, k, v, h) _PyDict_SetItem_KnownHash((d), (k), (v), (h))
-#define D_GET(d, k, h) _PyDict_GetItem_KnownHash((d), (k), (h))
-#define D_DEL(d, k, h) _PyDict_DelItem_KnownHash((d), (k), (h))
-#else
-#define D_CONTAINS(d, k, h) PyDict_Contains((d), (k))
-#define D_SET(d, k, v, h) PyDict_SetItem((d), (k), (v))
-#define D_GET(d, k, h) PyDict_GetItemWithError((d), (k))
-#define D_DEL(d, k, h) PyDict_DelItem((d), (k))
-#endif
+/* ---- Table: the dirty and processing sets (item -> add / start time) ---------------------
+ *
+ * A hash table of its own rather than a dict: open addressing with linear probing over
+ * Fibonacci-mixed hashes and backward-shift deletion (no tombstones), so the churn of a work
+ * queue (every item inserted and deleted once per pass, in both tables) leaves nothing behind
+ * to probe past and never shrinks-and-regrows the table; and each operation takes the hash the
+ * caller computed once. Keys compare like a dict's (identity, then hash and __eq__; a lookup
+ * restarts if __eq__ changed the table). Python sees it as a small mapping (`in`, `[]`, `del`,
+ * `len`, `values()`, `keys()`, iteration over keys), which is all WorkQueue's Python uses.
+ */
+typedef struct {
+    PyObject *key; /* NULL: empty */
+    PyObject *value;
+    Py_hash_t hash;
+} Slot;
+
+struct TableS {
+    PyObject_HEAD
+    Slot *slots;
+    size_t mask;
+    int shift; /* 64 - log2(capacity) */
+    Py_ssize_t used;
+    size_t version; /* bumped by every change of the slots */
+};
+
+static PyTypeObject TableType;
+
+#define TABLE_MIN_LOG2 3
+
+static inline size_t
+home(const Table *t, Py_hash_t hash)
+{
+    return (size_t)(((uint64_t)hash * 0x9E3779B97F4A7C15ULL) >> t->shift);
+}
+
+static int
+table_alloc(Table *t, int log2)
+{
+    size_t capacity = (size_t)1 << log2;
+    Slot *slots = PyMem_Calloc(capacity, sizeof(Slot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->slots = slots;
+    t->mask = capacity - 1;
+    t->shift = 64 - log2;
+    return 0;
+}
+
+static Table *
+table_new(void)
+{
+    Table *t = PyObject_GC_New(Table, &TableType);
+    if (t == NULL)
+        return NULL;
+    t->slots = NULL;
+    t->used = 0;
+    t->version = 0;
+    if (table_alloc(t, TABLE_MIN_LOG2) < 0) {
+        t->mask = 0;
+        Py_DECREF(t);
+        return NULL;
+    }
+    PyObject_GC_Track(t);
+    return t;
+}
+
+/* 1 and the slot index when found, 0 and the empty slot to fill when not, -1 on error. */
+static int
+table_find(Table *t, PyObject *key, Py_hash_t hash, size_t *index)
+{
+restart:;
+    Slot *slots = t->slots;
+    size_t version = t->version;
+    size_t i = home(t, hash);
+    for (;;) {
+        PyObject *k = slots[i].key;
+        if (k == NULL) {
+            *index = i;
+            return 0;
+        }
+        if (k == key) {
+            *index = i;
+            return 1;
+        }
+        if (slots[i].hash == hash) {
+            Py_INCREF(k);
+            int equal = PyObject_RichCompareBool(k, key, Py_EQ);
+            Py_DECREF(k);
+            if (equal < 0)
+                return -1;
+            if (t->version != version || t->slots != slots)
+                goto restart;
+            if (equal) {
+                *index = i;
+                return 1;
+            }
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+static int
+table_resize(Table *t, int log2)
+{
+    Slot *old = t->slots;
+    size_t old_capacity = t->mask + 1;
+    if (table_alloc(t, log2) < 0)
+        return -1;
+    for (size_t j = 0; j < old_capacity; j++) {
+        if (old[j].key == NULL)
+            continue;
+        size_t i = home(t, old[j].hash);
+        while (t->slots[i].key != NULL)
+            i = (i + 1) & t->mask;
+        t->slots[i] = old[j];
+    }
+    PyMem_Free(old);
+    t->version++;
+    return 0;
+}
+
+static int
+table_contains(Table *t, PyObject *key, Py_hash_t hash)
+{
+    size_t i;
+    return table_find(t, key, hash, &i);
+}
+
+/* Set key -> value (new references taken). */
+static int
+table_set(Table *t, PyObject *key, Py_hash_t hash, PyObject *value)
+{
+    size_t i;
+    int found = table_find(t, key, hash, &i);
+    if (found < 0)
+        return -1;
+    Py_INCREF(value);
+    if (found) {
+        PyObject *old = t->slots[i].value;
+        t->slots[i].value = value;
+        Py_DECREF(old);
+        return 0;
+    }
+    if ((size_t)(t->used + 1) * 2 > t->mask + 1) {
+        int log2 = 64 - t->shift + 1;
+        if (table_resize(t, log2) < 0) {
+            Py_DECREF(value);
+            return -1;
+        }
+        i = home(t, hash);
+        while (t->slots[i].key != NULL)
+            i = (i + 1) & t->mask;
+    }
+    Py_INCREF(key);
+    t->slots[i].key = key;
+    t->slots[i].value = value;
+    t->slots[i].hash = hash;
+    t->used++;
+    t->version++;
+    return 0;
+}
+
+/* Remove the entry at slot i; returns its value (a new reference), the key is released. */
+static PyObject *
+table_take_at(Table *t, size_t i)
+{
+    PyObject *key = t->slots[i].key;
+    PyObject *value = t->slots[i].value;
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & t->mask;
+        if (t->slots[j].key == NULL)
+            break;
+        size_t k = home(t, t->slots[j].hash);
+        /* Move slot j back into the hole at i unless its home lies cyclically in (i, j]. */
+        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+            continue;
+        t->slots[i] = t->slots[j];
+        i = j;
+    }
+    t->slots[i].key = NULL;
+    t->slots[i].value = NULL;
+    t->used--;
+    t->version++;
+    Py_DECREF(key);
+    return value;
+}
+
+/* The value of key, removed (a new reference); NULL without an error when absent. */
+static PyObject *
+table_pop(Table *t, PyObject *key, Py_hash_t hash)
+{
+    size_t i;
+    int found = table_find(t, key, hash, &i);
+    if (found <= 0)
+        return NULL;
+    return table_take_at(t, i);
+}
+
+static Py_ssize_t
+Table_len(Table *t)
+{
+    return t->used;
+}
+
+static PyObject *
+Table_subscript(Table *t, PyObject *key)
+{
+    Py_hash_t hash = PyObject_Hash(key);
+    if (hash == -1)
+        return NULL;
+    size_t i;
+    int found = table_find(t, key, hash, &i);
+    if (found < 0)
+        return NULL;
+    if (!found) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    Py_INCREF(t->slots[i].value);
+    return t->slots[i].value;
+}
+
+static int
+Table_ass_subscript(Table *t, PyObject *key, PyObject *value)
+{
+    Py_hash_t hash = PyObject_Hash(key);
+    if (hash == -1)
+        return -1;
+    if (value != NULL)
+        return table_set(t, key, hash, value);
+    PyObject *old = table_pop(t, key, hash);
+    if (old == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, key);
+        return -1;
+    }
+    Py_DECREF(old);
+    return 0;
+}
+
+static int
+Table_contains(Table *t, PyObject *key)
+{
+    Py_hash_t hash = PyObject_Hash(key);
+    if (hash == -1)
+        return -1;
+    return table_contains(t, key, hash);
+}
+
+static PyObject *
+table_list(Table *t, int values)
+{
+    PyObject *list = PyList_New(t->used);
+    if (list == NULL)
+        return NULL;
+    Py_ssize_t n = 0;
+    for (size_t j = 0; j <= t->mask && n < t->used; j++) {
+        if (t->slots[j].key == NULL)
+            continue;
+        PyObject *o = values ? t->slots[j].value : t->slots[j].key;
+        Py_INCREF(o);
+        PyList_SET_ITEM(list, n++, o);
+    }
+    return list;
+}
+
+static PyObject *
+Table_keys(Table *t, PyObject *Py_UNUSED(ignored))
+{
+    return table_list(t, 0);
+}
+
+static PyObject *
+Table_values(Table *t, PyObject *Py_UNUSED(ignored))
+{
+    return table_list(t, 1);
+}
+
+static PyObject *
+Table_iter(Table *t)
+{
+    PyObject *keys = table_list(t, 0);
+    if (keys == NULL)
+        return NULL;
+    PyObject *it = PyObject_GetIter(keys);
+    Py_DECREF(keys);
+    return it;
+}
+
+static int
+Table_traverse(Table *t, visitproc visit, void *arg)
+{
+    if (t->slots != NULL) {
+        for (size_t j = 0; j <= t->mask; j++) {
+            Py_VISIT(t->slots[j].key);
+            Py_VISIT(t->slots[j].value);
+        }
+    }
+    return 0;
+}
+
+static int
+Table_clear(Table *t)
+{
+    Slot *slots = t->slots;
+    size_t capacity = t->mask + 1;
+    if (slots == NULL)
+        return 0;
+    if (table_alloc(t, TABLE_MIN_LOG2) < 0) {
+        PyErr_Clear();
+        t->slots = NULL;
+        t->mask = 0;
+    }
+    t->used = 0;
+    t->version++;
+    for (size_t j = 0; j < capacity; j++) {
+        Py_XDECREF(slots[j].key);
+        Py_XDECREF(slots[j].value);
+    }
+    PyMem_Free(slots);
+    return 0;
+}
+
+static void
+Table_dealloc(Table *t)
+{
+    PyObject_GC_UnTrack(t);
+    Table_clear(t);
+    PyMem_Free(t->slots);
+    PyObject_GC_Del(t);
+}
+
+static PyMappingMethods Table_mapping = {
+    .mp_length = (lenfunc)Table_len,
+    .mp_subscript = (binaryfunc)Table_subscript,
+    .mp_ass_subscript = (objobjargproc)Table_ass_subscript,
+};
+
+static PySequenceMethods Table_sequence = {
+    .sq_contains = (objobjproc)Table_contains,
+};
+
+static PyMethodDef Table_methods[] = {
+    {"keys", (PyCFunction)Table_keys, METH_NOARGS, "the keys, as a list"},
+    {"values", (PyCFunction)Table_values, METH_NOARGS, "the values, as a list"},
+    {NULL},
+};
+
+static PyTypeObject TableType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kubeloop.runtime.workqueue._wqcore.Table",
+    .tp_basicsize = sizeof(Table),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The dirty or processing set of a C work-queue core: item -> time (a small mapping).",
+    .tp_dealloc = (destructor)Table_dealloc,
+    .tp_traverse = (traverseproc)Table_traverse,
+    .tp_clear = (inquiry)Table_clear,
+    .tp_as_mapping = &Table_mapping,
+    .tp_as_sequence = &Table_sequence,
+    .tp_iter = (getiterfunc)Table_iter,
+    .tp_methods = Table_methods,
+};
 
 static int
 bump_adds(Core *self)
@@ -167,7 +520,7 @@ Core_add(Core *self, PyObject *item)
     Py_hash_t hash = PyObject_Hash(item);
     if (hash == -1)
         return NULL;
-    int found = D_CONTAINS(self->dirty, item, hash);
+    int found = table_contains(self->dirty, item, hash);
     if (found < 0)
         return NULL;
     if (found || self->shutting_down)
@@ -176,7 +529,7 @@ Core_add(Core *self, PyObject *item)
         PyObject *now = PyObject_CallNoArgs(self->now);
         if (now == NULL)
             return NULL;
-        int rc = D_SET(self->dirty, item, now, hash);
+        int rc = table_set(self->dirty, item, hash, now);
         Py_DECREF(now);
         if (rc < 0)
             return NULL;
@@ -191,9 +544,9 @@ Core_add(Core *self, PyObject *item)
             Py_DECREF(r);
         }
     }
-    else if (D_SET(self->dirty, item, zero_float, hash) < 0)
+    else if (table_set(self->dirty, item, hash, zero_float) < 0)
         return NULL;
-    found = D_CONTAINS(self->processing, item, hash);
+    found = table_contains(self->processing, item, hash);
     if (found < 0)
         return NULL;
     if (found)
@@ -219,16 +572,16 @@ take(Core *self)
         PyObject *now = PyObject_CallNoArgs(self->now);
         if (now == NULL)
             goto fail;
-        if (D_SET(self->processing, item, now, hash) < 0) {
+        if (table_set(self->processing, item, hash, now) < 0) {
             Py_DECREF(now);
             goto fail;
         }
-        PyObject *added = D_GET(self->dirty, item, hash);
+        PyObject *added = table_pop(self->dirty, item, hash);
         PyObject *waited = NULL;
         if (added != NULL) {
             waited = PyNumber_Subtract(now, added);
-            if (waited == NULL || D_DEL(self->dirty, item, hash) < 0) {
-                Py_XDECREF(waited);
+            Py_DECREF(added);
+            if (waited == NULL) {
                 Py_DECREF(now);
                 goto fail;
             }
@@ -255,14 +608,12 @@ take(Core *self)
             goto fail;
     }
     else {
-        PyObject *was = D_GET(self->dirty, item, hash);
-        if (was != NULL) {
-            if (D_DEL(self->dirty, item, hash) < 0)
-                goto fail;
-        }
+        PyObject *was = table_pop(self->dirty, item, hash);
+        if (was != NULL)
+            Py_DECREF(was);
         else if (PyErr_Occurred())
             goto fail;
-        if (D_SET(self->processing, item, zero_float, hash) < 0)
+        if (table_set(self->processing, item, hash, zero_float) < 0)
             goto fail;
     }
     if (self->wake_needed && Py_SIZE(self->fifo) > 0 && call_owner(self, str_wake_one_getter) < 0)
@@ -295,14 +646,9 @@ Core_done(Core *self, PyObject *item)
     Py_hash_t hash = PyObject_Hash(item);
     if (hash == -1)
         return NULL;
-    if (self->timed) {
-        PyObject *started = D_GET(self->processing, item, hash);
-        if (started != NULL) {
-            Py_INCREF(started);
-            if (D_DEL(self->processing, item, hash) < 0) {
-                Py_DECREF(started);
-                return NULL;
-            }
+    PyObject *started = table_pop(self->processing, item, hash);
+    if (started != NULL) {
+        if (self->timed) {
             PyObject *now = PyObject_CallNoArgs(self->now);
             if (now == NULL) {
                 Py_DECREF(started);
@@ -325,19 +671,12 @@ Core_done(Core *self, PyObject *item)
             if (rc < 0)
                 return NULL;
         }
-        else if (PyErr_Occurred())
-            return NULL;
+        else
+            Py_DECREF(started);
     }
-    else {
-        PyObject *was = D_GET(self->processing, item, hash);
-        if (was != NULL) {
-            if (D_DEL(self->processing, item, hash) < 0)
-                return NULL;
-        }
-        else if (PyErr_Occurred())
-            return NULL;
-    }
-    int found = D_CONTAINS(self->dirty, item, hash);
+    else if (PyErr_Occurred())
+        return NULL;
+    int found = table_contains(self->dirty, item, hash);
     if (found < 0)
         return NULL;
     if (found) {
@@ -346,7 +685,7 @@ Core_done(Core *self, PyObject *item)
         if (self->wake_needed && call_owner(self, str_wake_one_getter) < 0)
             return NULL;
     }
-    if (PyList_GET_SIZE(self->drainers) > 0 && PyDict_GET_SIZE(self->processing) == 0
+    if (PyList_GET_SIZE(self->drainers) > 0 && self->processing->used == 0
         && call_owner(self, str_wake_drainers) < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -438,12 +777,10 @@ slot_offset(PyObject *obj, PyObject *name)
 static int
 Core_init(Core *self, PyObject *args, PyObject *kwds)
 {
-    static char *keywords[] = {"owner", "fifo", "dirty", "processing", "drainers", "now", "batch", "recorder", NULL};
-    PyObject *owner, *fifo, *dirty, *processing, *drainers, *now = Py_None, *batch = Py_None,
-        *recorder = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!O!O!|OOO:Core", keywords, &owner, &fifo, &PyDict_Type,
-                                     &dirty, &PyDict_Type, &processing, &PyList_Type, &drainers, &now, &batch,
-                                     &recorder))
+    static char *keywords[] = {"owner", "fifo", "drainers", "now", "batch", "recorder", NULL};
+    PyObject *owner, *fifo, *drainers, *now = Py_None, *batch = Py_None, *recorder = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!|OOO:Core", keywords, &owner, &fifo, &PyList_Type,
+                                     &drainers, &now, &batch, &recorder))
         return -1;
     if (self->owner != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Core is initialised once");
@@ -453,10 +790,8 @@ Core_init(Core *self, PyObject *args, PyObject *kwds)
     self->owner = owner;
     Py_INCREF(fifo);
     self->fifo = fifo;
-    Py_INCREF(dirty);
-    self->dirty = dirty;
-    Py_INCREF(processing);
-    self->processing = processing;
+    if ((self->dirty = table_new()) == NULL || (self->processing = table_new()) == NULL)
+        return -1;
     Py_INCREF(drainers);
     self->drainers = drainers;
     self->adds_offset = -1;
@@ -550,6 +885,12 @@ Core_get_flag(Core *self, void *which)
     return PyBool_FromLong(value);
 }
 
+static PyMemberDef Core_members[] = {
+    {"dirty", T_OBJECT, offsetof(Core, dirty), READONLY, "item -> add time (a Table)"},
+    {"processing", T_OBJECT, offsetof(Core, processing), READONLY, "item -> start time (a Table)"},
+    {NULL},
+};
+
 static PyGetSetDef Core_getset[] = {
     {"shutting_down", (getter)Core_get_flag, NULL, "as last synced", (void *)0},
     {"wake_needed", (getter)Core_get_flag, NULL, "as last synced", (void *)1},
@@ -579,6 +920,7 @@ static PyTypeObject CoreType = {
     .tp_clear = (inquiry)Core_clear,
     .tp_methods = Core_methods,
     .tp_getset = Core_getset,
+    .tp_members = Core_members,
 };
 
 /* ---- Get: the awaitable of one get() ---------------------------------------------------- */
@@ -801,15 +1143,17 @@ PyInit__wqcore(void)
     INTERN(str_close, "close");
     if ((zero_float = PyFloat_FromDouble(0.0)) == NULL || (one = PyLong_FromLong(1)) == NULL)
         return NULL;
-    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&GetType) < 0)
+    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&GetType) < 0 || PyType_Ready(&TableType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
     Py_INCREF(&CoreType);
     Py_INCREF(&GetType);
+    Py_INCREF(&TableType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0
         || PyModule_AddObject(m, "Get", (PyObject *)&GetType) < 0
+        || PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0
         || PyModule_AddIntConstant(m, "ABI", ABI_VERSION) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -1,6 +1,6 @@
 """Type stubs of the C work-queue core (`_wqcore.c`); see `queue_native`."""
 
-from collections.abc import Callable, Generator, Hashable
+from collections.abc import Callable, Generator, Hashable, Iterator
 from typing import Any
 
 ABI: int
@@ -11,7 +11,19 @@ class Get:
     def throw(self, typ: Any, val: Any = ..., tb: Any = ..., /) -> Any: ...
     def close(self) -> None: ...
 
+class Table:
+    def __len__(self) -> int: ...
+    def __contains__(self, item: object, /) -> bool: ...
+    def __getitem__(self, item: Hashable, /) -> float: ...
+    def __setitem__(self, item: Hashable, value: float, /) -> None: ...
+    def __delitem__(self, item: Hashable, /) -> None: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def keys(self) -> list[Any]: ...
+    def values(self) -> list[float]: ...
+
 class Core:
+    dirty: Table
+    processing: Table
     shutting_down: bool
     wake_needed: bool
     updater_started: bool
@@ -19,8 +31,6 @@ class Core:
         self,
         owner: object,
         fifo: Any,
-        dirty: dict[Any, float],
-        processing: dict[Any, float],
         drainers: list[Any],
         now: Callable[[], float] | None = ...,
         batch: object | None = ...,

@@ -146,14 +146,16 @@ class WorkQueue(Generic[T]):
         core: _wqcore.Core = extension.Core(
             self,
             self._queue,
-            self._dirty,
-            self._processing,
             self._drainers,
             self._now if self._timed else None,
             self._batch,
             self._recorder if self._timed and self._batch is None else None,
         )
         self._core = core
+        # The C core's own hash tables (see `_wqcore.c`, "Table") replace the dicts; the Python
+        # code below uses them through the same mapping operations.
+        self._dirty = core.dirty  # type: ignore[assignment]
+        self._processing = core.processing  # type: ignore[assignment]
         self._sync()
         cls = type(self)
         # Instance attributes shadow the methods; an override in a subclass is kept.

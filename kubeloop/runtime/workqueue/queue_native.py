@@ -23,7 +23,7 @@ from types import ModuleType
 
 ENV_VAR = "KUBELOOP_WORKQUEUE"
 MODES = ("auto", "native", "python")
-ABI = 1
+ABI = 2
 """The `Core` constructor and `sync` signature this package calls; the extension's `ABI` must equal it."""
 
 
