@@ -12,7 +12,7 @@ import pytest
 
 from kubeloop.runtime.workqueue import queue_native
 
-_QUEUE_FREE_MODULES = frozenset({"test_workqueue_ratelimiters", "test_workqueue_batch"})
+_QUEUE_FREE_MODULES = frozenset({"test_workqueue_ratelimiters", "test_workqueue_batch", "test_workqueue_native"})
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
