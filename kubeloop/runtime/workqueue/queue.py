@@ -17,7 +17,7 @@ Not thread-safe: call every method from the event loop's thread. `add`, `done` a
 are plain functions, so synchronous callbacks (informer handlers, timers) can call them.
 
 Two implementations of the hot path: `add`, `get` with an item ready and `done` run in C
-(`_wqcore.c`, a `Core` sharing this queue's deque and dicts) when the extension is built, and
+(`_wqcore.c`, a `Core` sharing this queue's FIFO and state) when the extension is built, and
 as the interpreted methods below otherwise or under ``KUBELOOP_WORKQUEUE=python``
 (`kubeloop.runtime.workqueue.queue_native`). Everything else is this module's Python on both:
 the C core calls back into it for the slow paths (waking a getter or a drainer, starting the
@@ -26,8 +26,12 @@ paths change are pushed into the core by `_sync`. A subclass that overrides `add
 `done` keeps its override (the C method is bound per instance only where not overridden);
 calling the interpreted methods on a queue with a core is harmless, the state being shared.
 
-Cost: `add`, `get` and `done` are written out inline (no helper calls, `dict` subscripts rather
-than `dict.pop`, one clock read per operation with metrics, none without) because per item
+The C core keeps `dirty` and `processing` in hash tables of its own (`_wqcore.Table`, small
+mappings to Python) instead of dicts; `get()` returns an awaitable that, when an item is
+ready, completes at its first send without a coroutine frame or a Future.
+
+Cost (interpreted): `add`, `get` and `done` are written out inline (no helper calls, `dict`
+subscripts rather than `dict.pop`, one clock read per operation with metrics, none without) because per item
 they are nearly all a worker pays for the queue; `bench/workqueue.py` measures them against
 client-go's queue in Go and against the least any interpreted queue with this API costs.
 """

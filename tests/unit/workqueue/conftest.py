@@ -3,7 +3,8 @@
 `native` is the C core (`kubeloop/runtime/workqueue/_wqcore.c`), `python` the interpreted
 methods; the choice is the ``KUBELOOP_WORKQUEUE`` variable a queue reads when it is built
 (`kubeloop.runtime.workqueue.queue_native`). Modules that build no queue (the rate limiters,
-the batched histograms) run once.
+the batched histograms) run once, and so does `test_workqueue_native`, which builds both
+implementations side by side itself.
 """
 
 from __future__ import annotations
