@@ -184,6 +184,19 @@ async def test_get_is_taken_when_awaited_and_is_a_coroutine_to_asyncio() -> None
     assert await queue.get() == (None, True)
 
 
+async def test_get_with_an_item_ready_completes_at_its_first_send() -> None:
+    """No coroutine and no suspension: the awaitable returns the item through StopIteration."""
+    queue: WorkQueue[str] = WorkQueue()
+    queue.add("a")
+    pending = queue.get()
+    assert not asyncio.iscoroutinefunction(queue.get)
+    assert type(pending).__name__ == "Get"
+    with pytest.raises(StopIteration) as stopped:
+        pending.__await__().send(None)
+    assert stopped.value.value == ("a", False)
+    assert list(queue._processing) == ["a"]
+
+
 async def test_subclass_overrides_are_kept_and_share_the_core_state() -> None:
     calls: list[str] = []
 
