@@ -20,6 +20,11 @@ Figures are adds per CPU second (each add plus the get/done it causes, if any), 
   `PrometheusMetricsProvider` on a private registry);
 - for comparison, metrics on through prometheus_client's own labelled `Gauge`/`Counter`/
   `Histogram` children (the obvious design, which kubeloop does not use).
+`WorkQueue` is whichever implementation `KUBELOOP_WORKQUEUE` picks (the C core when built).
+
+`--go BINARY --tree LABEL=DIR[@python|@native] ...` compares source trees with client-go's
+queue in Go (`bench/go/README.md`); `--instructions --tree ...` counts instructions per add
+under callgrind instead (`bench/README.md`, "Work queue: the hot path in C").
 Each queue figure is printed with its ratio to the ceiling of the same key pattern.
 """
 

@@ -46,7 +46,7 @@ typedef PyObject *(*meth_noargs)(PyObject *, PyObject *);
 
 typedef struct {
     PyObject_HEAD
-    PyObject *owner;      /* the WorkQueue */
+    PyObject *owner;      /* a weak reference to the WorkQueue (which holds this core's methods) */
     PyObject *fifo;       /* collections.deque */
     Table *dirty;         /* item -> add time (0.0 without metrics) */
     Table *processing;    /* item -> start time (0.0 without metrics) */
@@ -88,10 +88,31 @@ fifo_append(Core *self, PyObject *item)
     return 0;
 }
 
+/* The owning WorkQueue (a new reference), or NULL and an error once it is gone. Weak, so that
+   a queue abandoned without shutdown is freed by reference counting, as the interpreted one is
+   (its unfinished-work updater holds it weakly too). */
+static PyObject *
+owner_get(Core *self)
+{
+    PyObject *owner = self->owner == NULL ? Py_None : PyWeakref_GetObject(self->owner);
+    if (owner == NULL)
+        return NULL;
+    if (owner == Py_None) {
+        PyErr_SetString(PyExc_RuntimeError, "the work queue of this core is gone");
+        return NULL;
+    }
+    Py_INCREF(owner);
+    return owner;
+}
+
 static int
 call_owner(Core *self, PyObject *name)
 {
-    PyObject *r = PyObject_CallMethodNoArgs(self->owner, name);
+    PyObject *owner = owner_get(self);
+    if (owner == NULL)
+        return -1;
+    PyObject *r = PyObject_CallMethodNoArgs(owner, name);
+    Py_DECREF(owner);
     if (r == NULL)
         return -1;
     Py_DECREF(r);
@@ -786,8 +807,8 @@ Core_init(Core *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "Core is initialised once");
         return -1;
     }
-    Py_INCREF(owner);
-    self->owner = owner;
+    if ((self->owner = PyWeakref_NewRef(owner, NULL)) == NULL)
+        return -1;
     Py_INCREF(fifo);
     self->fifo = fifo;
     if ((self->dirty = table_new()) == NULL || (self->processing = table_new()) == NULL)
@@ -938,7 +959,7 @@ Get_send(Get *self, PyObject *arg, PyObject **result)
 {
     if (self->state == 0) {
         Core *core = self->core;
-        if (core == NULL || core->owner == NULL) {
+        if (core == NULL) {
             PyErr_SetString(PyExc_RuntimeError, "work queue get on a cleared queue");
             *result = NULL;
             get_finish(self);
@@ -949,7 +970,9 @@ Get_send(Get *self, PyObject *arg, PyObject **result)
             get_finish(self);
             return *result == NULL ? PYGEN_ERROR : PYGEN_RETURN;
         }
-        self->delegate = PyObject_CallMethodNoArgs(core->owner, str_get_slow);
+        PyObject *owner = owner_get(core);
+        self->delegate = owner == NULL ? NULL : PyObject_CallMethodNoArgs(owner, str_get_slow);
+        Py_XDECREF(owner);
         if (self->delegate == NULL) {
             *result = NULL;
             get_finish(self);

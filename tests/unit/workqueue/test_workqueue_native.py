@@ -13,6 +13,9 @@
 from __future__ import annotations
 
 import asyncio
+import collections
+import gc
+import weakref
 from typing import Any
 
 import pytest
@@ -137,7 +140,8 @@ def test_core_table_is_a_mapping_like_a_dict(operations: list[tuple[str, int, in
     """Few hash values for many keys: long probe runs, and deletions inside them."""
     extension = queue_native.EXTENSION
     assert extension is not None
-    table = extension.Core(object(), __import__("collections").deque(), []).dirty
+    owner = WorkQueue[int]()  # the core holds its owner weakly: keep one alive
+    table = extension.Core(owner, collections.deque(), []).dirty
     model: dict[_Key, float] = {}
     for step, (operation, name, bucket) in enumerate(operations):
         key = _Key(name, bucket * 1_000_003 if name % 2 else name % 4)
@@ -195,6 +199,20 @@ async def test_get_with_an_item_ready_completes_at_its_first_send() -> None:
         pending.__await__().send(None)
     assert stopped.value.value == ("a", False)
     assert list(queue._processing) == ["a"]
+
+
+def test_an_abandoned_queue_is_freed_without_the_cycle_collector() -> None:
+    """The core holds its queue weakly: dropping the last reference frees it, as before."""
+    gc.disable()
+    try:
+        queue: WorkQueue[str] = WorkQueue()
+        assert queue._core is not None
+        queue.add("a")
+        gone = weakref.ref(queue)
+        del queue
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 async def test_subclass_overrides_are_kept_and_share_the_core_state() -> None:
