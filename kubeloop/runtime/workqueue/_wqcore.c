@@ -283,6 +283,23 @@ table_set(Table *t, PyObject *key, Py_hash_t hash, PyObject *value)
     return 0;
 }
 
+/* Insert key -> value at the empty slot i a table_find just reported for key, unless the
+   table changed since (version): then a full table_set. */
+static int
+table_insert(Table *t, PyObject *key, Py_hash_t hash, PyObject *value, size_t i, size_t version)
+{
+    if (t->version != version || (size_t)(t->used + 1) * 2 > t->mask + 1)
+        return table_set(t, key, hash, value);
+    Py_INCREF(key);
+    Py_INCREF(value);
+    t->slots[i].key = key;
+    t->slots[i].value = value;
+    t->slots[i].hash = hash;
+    t->used++;
+    t->version++;
+    return 0;
+}
+
 /* Remove the entry at slot i; returns its value (a new reference), the key is released. */
 static PyObject *
 table_take_at(Table *t, size_t i)
@@ -541,16 +558,18 @@ Core_add(Core *self, PyObject *item)
     Py_hash_t hash = PyObject_Hash(item);
     if (hash == -1)
         return NULL;
-    int found = table_contains(self->dirty, item, hash);
+    size_t slot;
+    int found = table_find(self->dirty, item, hash, &slot);
     if (found < 0)
         return NULL;
     if (found || self->shutting_down)
         Py_RETURN_NONE;
+    size_t version = self->dirty->version;
     if (self->timed) {
         PyObject *now = PyObject_CallNoArgs(self->now);
         if (now == NULL)
             return NULL;
-        int rc = table_set(self->dirty, item, hash, now);
+        int rc = table_insert(self->dirty, item, hash, now, slot, version);
         Py_DECREF(now);
         if (rc < 0)
             return NULL;
@@ -565,7 +584,7 @@ Core_add(Core *self, PyObject *item)
             Py_DECREF(r);
         }
     }
-    else if (table_set(self->dirty, item, hash, zero_float) < 0)
+    else if (table_insert(self->dirty, item, hash, zero_float, slot, version) < 0)
         return NULL;
     found = table_contains(self->processing, item, hash);
     if (found < 0)
