@@ -1,12 +1,14 @@
 /* _wqcore: the hot path of kubeloop's WorkQueue (add, get with an item ready, done) in C.
  *
  * Contract (kubeloop/runtime/workqueue/queue_native.py chooses it, queue.py wires it in):
- * a `Core` is built by a `WorkQueue` and shares the queue's own state objects -- the FIFO
- * (a collections.deque), the `dirty` and `processing` dicts (item -> add / start time, or 0.0
- * without metrics) and the list of drain waiters -- so every Python method of the queue (the
+ * a `Core` is built by a `WorkQueue` and shares the queue's state: the queue's FIFO (a
+ * collections.deque) and list of drain waiters, and the core's own `dirty` and `processing`
+ * tables (item -> add / start time, or 0.0 without metrics; see "Table" below), which the
+ * queue takes as its `_dirty` and `_processing`. So every Python method of the queue (the
  * slow paths: waiting, waking, shutdown, the unfinished-work updater, subclasses) sees exactly
  * what the C methods do, and the reverse. Flags the Python side changes (shutting down,
- * whether a getter must be woken, whether the updater runs) are pushed in with `sync()`.
+ * whether a getter must be woken, whether the updater runs) are pushed in with `sync()`. The
+ * core holds the queue through a weak reference (the queue holds the core's bound methods).
  *
  * The operations are client-go's (k8s.io/client-go/util/workqueue queue.go: Add, Get, Done)
  * as kubeloop's interpreted WorkQueue has them, statement for statement; that module's
@@ -30,10 +32,6 @@
 #include <structmember.h>
 
 #define ABI_VERSION 2
-
-#if PY_VERSION_HEX < 0x030D0000
-#define HAVE_KNOWN_HASH 1
-#endif
 
 static PyObject *str_wake_one_getter, *str_wake_drainers, *str_start_updater, *str_get_slow;
 static PyObject *str_added, *str_got, *str_finished, *str_adds, *str_unmatched_gets, *str_throw,
