@@ -31,9 +31,10 @@ mappings to Python) instead of dicts; `get()` returns an awaitable that, when an
 ready, completes at its first send without a coroutine frame or a Future.
 
 Cost (interpreted): `add`, `get` and `done` are written out inline (no helper calls, `dict`
-subscripts rather than `dict.pop`, one clock read per operation with metrics, none without) because per item
-they are nearly all a worker pays for the queue; `bench/workqueue.py` measures them against
-client-go's queue in Go and against the least any interpreted queue with this API costs.
+subscripts rather than `dict.pop`, one clock read per operation with metrics, none without)
+because per item they are nearly all a worker pays for the queue; `bench/workqueue.py`
+measures both implementations against client-go's queue in Go and against the least any
+interpreted queue with this API costs.
 """
 
 from __future__ import annotations
