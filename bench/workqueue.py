@@ -20,6 +20,11 @@ Figures are adds per CPU second (each add plus the get/done it causes, if any), 
   `PrometheusMetricsProvider` on a private registry);
 - for comparison, metrics on through prometheus_client's own labelled `Gauge`/`Counter`/
   `Histogram` children (the obvious design, which kubeloop does not use).
+`WorkQueue` is whichever implementation `KUBELOOP_WORKQUEUE` picks (the C core when built).
+
+`--go BINARY --tree LABEL=DIR[@python|@native] ...` compares source trees with client-go's
+queue in Go (`bench/go/README.md`); `--instructions --tree ...` counts instructions per add
+under callgrind instead (`bench/README.md`, "Work queue: the hot path in C").
 Each queue figure is printed with its ratio to the ceiling of the same key pattern.
 """
 
@@ -232,13 +237,24 @@ def main() -> None:
         "--tree",
         action="append",
         metavar="LABEL=DIR",
-        help="with --go: a kubeloop source tree to measure (repeatable; default: this checkout)",
+        help="with --go: a kubeloop source tree to measure (repeatable; default: this checkout); "
+        "DIR@python or DIR@native sets KUBELOOP_WORKQUEUE for its runs (the C core is used when "
+        "built in DIR otherwise)",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="with --tree: instructions per add under valgrind's callgrind instead of CPU time",
     )
     parser.add_argument("--single", nargs=2, metavar=("PATTERN", "METRICS"), help=argparse.SUPPRESS)
     options = parser.parse_args()
     adds = options.adds - options.adds % options.chunk
     if options.single:
         single_run(adds, options.chunk, *options.single)
+        return
+    if options.instructions:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        compare_instructions(options.tree or [f"kubeloop={here}"], options.chunk)
         return
     if options.go:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -280,7 +296,10 @@ def tree_rate(tree: str, adds: int, chunk: int, duplicates: bool, metrics: str) 
     """
     command = [sys.executable, __file__, f"--adds={adds}", f"--chunk={chunk}"]
     command += ["--single", "duplicates" if duplicates else "distinct", metrics]
+    tree, _, implementation = tree.partition("@")
     environment = {**os.environ, "PYTHONPATH": tree}
+    if implementation:
+        environment["KUBELOOP_WORKQUEUE"] = implementation
     output = subprocess.run(command, check=True, capture_output=True, text=True, env=environment).stdout
     rate, gets = output.split()
     return float(rate), int(gets)
@@ -322,7 +341,7 @@ def compare_with_go(binary: str, trees: list[str], adds: int, chunk: int, repeat
             # The API floor (interpreted, from the first tree) has no metrics variant.
             runs = [(path, "on" if metrics else "off") for path in paths]
             if not metrics:
-                runs.append((paths[0], "floor"))
+                runs.append((paths[0].partition("@")[0], "floor"))
             best = [0.0] * (len(runs) + 1)
             for _ in range(repeat):
                 go, go_gets = go_rate(binary, adds, chunk, duplicates, metrics)
@@ -335,6 +354,40 @@ def compare_with_go(binary: str, trees: list[str], adds: int, chunk: int, repeat
             line = f"{pattern:<16}{'on' if metrics else 'off':<9}{best[0]:>12,.0f}"
             for rate in best[1:]:
                 line += f"{rate:>14,.0f}{rate / best[0]:>7.2f}"
+            print(line, flush=True)
+
+
+def tree_instructions(tree: str, adds: int, chunk: int, duplicates: bool, metrics: str) -> int:
+    """Instructions of one `--single` run (a warm-up and a timed run) from `tree` under callgrind."""
+    tree, _, implementation = tree.partition("@")
+    environment = {**os.environ, "PYTHONPATH": tree}
+    if implementation:
+        environment["KUBELOOP_WORKQUEUE"] = implementation
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__]
+    command += [f"--adds={adds}", f"--chunk={chunk}", "--single", "duplicates" if duplicates else "distinct", metrics]
+    log = subprocess.run(command, check=True, capture_output=True, text=True, env=environment).stderr
+    return int(log.rsplit("refs:", 1)[1].split()[0].replace(",", ""))
+
+
+def compare_instructions(trees: list[str], chunk: int) -> None:
+    """Instructions per add (each add and the get/done it causes) of each tree, 1 worker.
+
+    Two runs of different sizes per figure, differenced, so interpreter start-up and imports
+    cancel out; `--single` makes two passes (warm-up and timed), hence the factor 2. Not
+    disturbed by the machine's load, unlike CPU time; blind to cache misses and branch
+    mispredictions, like every instruction count.
+    """
+    small, large = 20_000, 100_000
+    labels = [tree.split("=", 1)[0] for tree in trees]
+    print(f"instructions per add under callgrind, ({large} - {small}) adds, bursts of {chunk}, 1 worker")
+    print(f"{'pattern':<16}{'metrics':<9}" + "".join(f"{label:>14}" for label in labels))
+    for pattern, duplicates in (("distinct", False), ("90% duplicates", True)):
+        for metrics in ("off", "on"):
+            line = f"{pattern:<16}{metrics:<9}"
+            for tree in trees:
+                path = tree.split("=", 1)[-1]
+                counts = [tree_instructions(path, adds, chunk, duplicates, metrics) for adds in (small, large)]
+                line += f"{(counts[1] - counts[0]) / (2 * (large - small)):>14,.0f}"
             print(line, flush=True)
 
 

@@ -16,10 +16,25 @@ arrival order (an item re-added while held goes to the back when it is done).
 Not thread-safe: call every method from the event loop's thread. `add`, `done` and `shutdown`
 are plain functions, so synchronous callbacks (informer handlers, timers) can call them.
 
-Cost: `add`, `get` and `done` are written out inline (no helper calls, `dict` subscripts rather
-than `dict.pop`, one clock read per operation with metrics, none without) because per item
-they are nearly all a worker pays for the queue; `bench/workqueue.py` measures them against
-client-go's queue in Go and against the least any interpreted queue with this API costs.
+Two implementations of the hot path: `add`, `get` with an item ready and `done` run in C
+(`_wqcore.c`, a `Core` sharing this queue's FIFO and state) when the extension is built, and
+as the interpreted methods below otherwise or under ``KUBELOOP_WORKQUEUE=python``
+(`kubeloop.runtime.workqueue.queue_native`). Everything else is this module's Python on both:
+the C core calls back into it for the slow paths (waking a getter or a drainer, starting the
+unfinished-work updater, waiting in `_get_slow` when the FIFO is empty), and the flags those
+paths change are pushed into the core by `_sync`. A subclass that overrides `add`, `get` or
+`done` keeps its override (the C method is bound per instance only where not overridden);
+calling the interpreted methods on a queue with a core is harmless, the state being shared.
+
+The C core keeps `dirty` and `processing` in hash tables of its own (`_wqcore.Table`, small
+mappings to Python) instead of dicts; `get()` returns an awaitable that, when an item is
+ready, completes at its first send without a coroutine frame or a Future.
+
+Cost (interpreted): `add`, `get` and `done` are written out inline (no helper calls, `dict`
+subscripts rather than `dict.pop`, one clock read per operation with metrics, none without)
+because per item they are nearly all a worker pays for the queue; `bench/workqueue.py`
+measures both implementations against client-go's queue in Go and against the least any
+interpreted queue with this API costs.
 """
 
 from __future__ import annotations
@@ -28,9 +43,10 @@ import asyncio
 import weakref
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable
-from typing import Generic, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeAlias, TypeVar
 
 from kubeloop.runtime.clock import REAL_CLOCK, Clock
+from kubeloop.runtime.workqueue import queue_native
 from kubeloop.runtime.workqueue.batch import BatchingRecorder, is_batching
 from kubeloop.runtime.workqueue.metrics import (
     MetricsProvider,
@@ -38,6 +54,9 @@ from kubeloop.runtime.workqueue.metrics import (
     default_metrics_provider,
     new_queue_metrics,
 )
+
+if TYPE_CHECKING:
+    from kubeloop.runtime.workqueue import _wqcore
 
 T = TypeVar("T", bound=Hashable)
 
@@ -112,6 +131,7 @@ class WorkQueue(Generic[T]):
         self._observe_latency: Callable[[float], None] = _discard
         self._observe_work: Callable[[float], None] = _discard
         self._updater: asyncio.Task[None] | None = None
+        self._core: _wqcore.Core | None = None
         if name:
             provider = default_metrics_provider() if metrics_provider is None else metrics_provider
             self._metrics = self._recorder = new_queue_metrics(provider, name)
@@ -121,6 +141,41 @@ class WorkQueue(Generic[T]):
                 self._observe_latency = self._batch.latency_batch.pending.append
                 self._observe_work = self._batch.work_batch.pending.append
             self._start_unfinished_work_updater()
+        if queue_native.enabled():
+            self._attach_core()
+
+    def _attach_core(self) -> None:
+        """Serve `add`, `get` and `done` from the C core (see the module docstring)."""
+        extension = queue_native.EXTENSION
+        assert extension is not None
+        core: _wqcore.Core = extension.Core(
+            self,
+            self._queue,
+            self._drainers,
+            self._now if self._timed else None,
+            self._batch,
+            self._recorder if self._timed and self._batch is None else None,
+        )
+        self._core = core
+        # The C core's own hash tables (see `_wqcore.c`, "Table") replace the dicts; the Python
+        # code below uses them through the same mapping operations.
+        self._dirty = core.dirty  # type: ignore[assignment]
+        self._processing = core.processing  # type: ignore[assignment]
+        self._sync()
+        cls = type(self)
+        # Instance attributes shadow the methods; an override in a subclass is kept.
+        if cls.add is WorkQueue.add:
+            self.__dict__["add"] = core.add
+        if cls.get is WorkQueue.get:
+            self.__dict__["get"] = core.get
+        if cls.done is WorkQueue.done:
+            self.__dict__["done"] = core.done
+
+    def _sync(self) -> None:
+        """Push the flags the hot path reads into the C core, after a slow path changed them."""
+        core = self._core
+        if core is not None:
+            core.sync(self._shutting_down, self._wake_needed, self._updater is not None)
 
     def add(self, item: T) -> None:
         """Mark `item` as needing processing (see the module docstring)."""
@@ -256,6 +311,7 @@ class WorkQueue(Generic[T]):
         first = not self._shutting_down
         self._drain = drain
         self._shutting_down = True
+        self._sync()
         if self._updater is not None:
             self._updater.cancel()
         if self._batch is not None:
@@ -267,6 +323,15 @@ class WorkQueue(Generic[T]):
 
     def _on_shutdown(self) -> None:
         """Hook run once, at the first shutdown call, for subclasses to stop their timers."""
+
+    async def _get_slow(self) -> GetResult[T]:
+        """`get` of the C core when the FIFO was empty: wait in Python, take the item in C."""
+        core = self._core
+        assert core is not None
+        await self._wait_for_items()
+        if not self._queue:
+            return None, True
+        return core.take()  # type: ignore[return-value]
 
     async def _wait_for_items(self) -> None:
         """Sleep until the FIFO has an item or the queue shuts down (the FIFO is empty now)."""
@@ -285,6 +350,7 @@ class WorkQueue(Generic[T]):
         self._getters.append(waiter)
         if not self._wakeups_pending:
             self._wake_needed = True
+            self._sync()
         try:
             await waiter
         except asyncio.CancelledError:
@@ -293,6 +359,7 @@ class WorkQueue(Generic[T]):
                 # does not wait while other workers sleep.
                 self._wakeups_pending -= 1
                 self._wake_needed = bool(self._getters) and not self._wakeups_pending
+                self._sync()
                 if self._queue and self._wake_needed:
                     self._wake_one_getter()
             else:
@@ -301,9 +368,11 @@ class WorkQueue(Generic[T]):
                 except ValueError:
                     pass
                 self._wake_needed = bool(self._getters) and not self._wakeups_pending
+                self._sync()
             raise
         self._wakeups_pending -= 1
         self._wake_needed = bool(self._getters) and not self._wakeups_pending
+        self._sync()
 
     def _wake_one_getter(self) -> None:
         getters = self._getters
@@ -313,11 +382,15 @@ class WorkQueue(Generic[T]):
                 getter.set_result(None)
                 self._wakeups_pending += 1
                 self._wake_needed = False
+                self._sync()
                 return
         self._wake_needed = False
+        self._sync()
 
     def _wake_drainers(self) -> None:
-        drainers, self._drainers = self._drainers, []
+        # Emptied in place: the C core holds this list.
+        drainers = list(self._drainers)
+        self._drainers.clear()
         for drainer in drainers:
             if not drainer.done():
                 drainer.set_result(None)
@@ -334,6 +407,7 @@ class WorkQueue(Generic[T]):
             _update_unfinished_work(weakref.ref(self), self._clock),
             name=f"workqueue {self.name!r} unfinished-work updater",
         )
+        self._sync()
 
 
 def _discard(value: float) -> None:
