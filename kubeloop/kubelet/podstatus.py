@@ -81,7 +81,9 @@ def same_status(rendered: Mapping[str, Any], stored: object) -> bool:
     """Whether writing ``rendered`` would leave ``stored`` (the pod's status as the server
     answered it) as it is: equal, or equal once null fields are dropped -- a null and an absent
     field decode to the same value in every typed API object (``lastProbeTime: null`` is the
-    zero ``metav1.Time``), and servers differ in which of the two they answer."""
+    zero ``metav1.Time``), and servers differ in which of the two they answer. The real
+    kubelet compares typed statuses, so it never sees the difference (``status_manager.go``,
+    ``isPodStatusByKubeletEqual``)."""
     if rendered == stored:
         return True
     return isinstance(stored, Mapping) and _without_nulls(rendered) == _without_nulls(stored)
