@@ -9,11 +9,7 @@ It keeps the bookkeeping that must surround each write:
   the next reconcile waits until the cache shows it;
 - read-modify-write of pods (in-place updates, conditions) starts from a fresh GET and retries
   on conflict (:func:`kubeloop.runtime.retry.retry_on_conflict` with client-go's
-  ``DefaultRetry``), because the kubelet writes the same pods' status concurrently -- except
-  from a pod the controller knows to be current: a settled one (:func:`settled`), or the
-  object a create or a write just answered;
-- a created pod gets its ``InPlaceUpdateReady`` condition at once, from the create's answer
-  (:mod:`.aftercreate`), instead of a GET and a PUT at the next sync;
+  ``DefaultRetry``), because the kubelet writes the same pods' status concurrently;
 - events are recorded on the CloneSet as upstream records them.
 
 Decisions (which pods, which patches) come from the pure modules; nothing here decides.
@@ -45,7 +41,6 @@ from kubeloop.runtime.events import NORMAL, WARNING
 from kubeloop.runtime.expectations import CREATE, DELETE, ResourceVersionExpectations, ScaleExpectations
 from kubeloop.runtime.retry import DEFAULT_RETRY, retry_on_conflict
 
-from .aftercreate import ready_condition_after_create
 from .inplace import UpdateSpec, start_update_status, updated_pod
 from .lifecycle import lifecycle_patch, not_ready_key_change, with_not_ready_key
 from .options import CloneSetFeatureGates
@@ -191,13 +186,10 @@ class CloneSetControl:
         return await self.patch_pod(pod, patch) is not None
 
     # -- scale --------------------------------------------------------------------------------
-    async def create_pods(self, cs: Mapping[str, Any], creations: Sequence[PodCreation],
-                          now: datetime | None = None) -> int:
+    async def create_pods(self, cs: Mapping[str, Any], creations: Sequence[PodCreation]) -> int:
         """Create pods (each after its missing PVCs) in slow-start batches 1, 2, 4, ...;
         stops after a batch with a failure. Returns how many pods were created; raises the
-        first failure when nothing could be created. With ``now``, each created pod's
-        ``InPlaceUpdateReady`` condition is written right after its create
-        (:meth:`write_ready_after_create`)."""
+        first failure when nothing could be created."""
         refusal = self._creation_refusal(cs, creations)
         if refusal is not None:
             # Every such pod would be lost to the CloneSet at once (kubeloop.controllers.pod_guard).
@@ -212,7 +204,7 @@ class CloneSetControl:
         for size in creation_batches(len(creations)):
             batch = creations[start:start + size]
             start += size
-            results = await asyncio.gather(*(self._create_one(cs, c, now) for c in batch), return_exceptions=True)
+            results = await asyncio.gather(*(self._create_one(cs, c) for c in batch), return_exceptions=True)
             for creation, result in zip(batch, results):
                 if isinstance(result, BaseException):
                     failure = failure or result
@@ -244,7 +236,7 @@ class CloneSetControl:
                 return refusal
         return None
 
-    async def _create_one(self, cs: Mapping[str, Any], creation: PodCreation, now: datetime | None) -> None:
+    async def _create_one(self, cs: Mapping[str, Any], creation: PodCreation) -> None:
         key = object_key(cs)
         pod = creation.pod
         for claim in creation.pvcs:
@@ -258,29 +250,12 @@ class CloneSetControl:
                 self.recorder.event(cs, WARNING, "FailedCreate", f"failed to create pvc {name_of(claim)}: {exc}")
                 raise
         try:
-            created = await self.client.create(PODS, pod, namespace=namespace_of(cs))
+            await self.client.create(PODS, pod, namespace=namespace_of(cs))
         except Exception as exc:
             self.scale.observe(key, CREATE, name_of(pod))
             self.recorder.event(cs, WARNING, "FailedCreate", f"failed to create pod {name_of(pod)}: {exc}")
             raise
         self.recorder.event(cs, NORMAL, "SuccessfulCreate", f"succeed to create pod {name_of(pod)}")
-        if now is not None:
-            await self.write_ready_after_create(created, now)
-
-    async def write_ready_after_create(self, created: Mapping[str, Any], now: datetime) -> Obj | None:
-        """The created pod's ``InPlaceUpdateReady`` condition (:mod:`.aftercreate`), written
-        through ``/status`` from ``created`` (the create's answer); after a conflict -- the
-        kubelet bound or wrote the pod in between -- from a fresh read, as any read-modify-write
-        here. Never fails the create: on an error the refresh pass writes the condition later,
-        as it did for every pod before. Returns the written pod, or ``None``."""
-        try:
-            return await self._rewrite_pod(namespace_of(created), name_of(created),
-                                           lambda fresh: ready_condition_after_create(fresh, now),
-                                           status=True, known=created)
-        except Exception as exc:
-            log.debug("pod %s: InPlaceUpdateReady after create left to the refresh pass: %s",
-                      name_of(created), exc)
-            return None
 
     async def delete_pod(self, cs: Mapping[str, Any], pod: Mapping[str, Any],
                          pvcs: Sequence[Mapping[str, Any]]) -> None:

@@ -131,7 +131,7 @@ class CloneSetSteps:
                       for pod in plan.revive]
             return any(await run_concurrently(revive, self.write_concurrency))
         if plan.step == "create":
-            return await self.control.create_pods(update_cs, plan.creations, now) > 0
+            return await self.control.create_pods(update_cs, plan.creations) > 0
         hold = [functools.partial(self.control.set_lifecycle_state, pod, kruise.STATE_PREPARING_DELETE, now,
                                   mark_not_ready=plan.mark_not_ready) for pod in plan.to_preparing_delete]
         modified = any(await run_concurrently(hold, self.write_concurrency))
