@@ -55,7 +55,7 @@ from kubeloop.kubelet.podstate import (
     memo_from_status,
     spec_containers,
 )
-from kubeloop.kubelet.podstatus import render_status, unschedulable_status
+from kubeloop.kubelet.podstatus import render_status, same_status, unschedulable_status
 from kubeloop.kubelet.scheduling import node_fit_changed, pick_node, wants_scheduling
 from kubeloop.kubelet.staticpods import control_plane_pods
 from kubeloop.runtime.controller import Result
@@ -188,7 +188,7 @@ class Kubelet:
         self._set_memo(key, memo)
         self._record(pod, before, memo)
         status = render_status(pod, memo, behaviour, now)
-        if status != pod.get("status"):
+        if not same_status(status, pod.get("status")):
             try:
                 await self.client.update_status(PODS, {**pod, "status": status}, namespace=namespace_of(pod))
             except Conflict:
@@ -232,7 +232,7 @@ class Kubelet:
         if now < deadline:
             # Stopping containers are no longer ready: report it while the grace period runs.
             status = render_status(pod, deleting, behaviour, now, terminating=True)
-            if status != pod.get("status"):
+            if not same_status(status, pod.get("status")):
                 try:
                     await self.client.update_status(PODS, {**pod, "status": status}, namespace=namespace_of(pod))
                 except Conflict:
@@ -319,7 +319,7 @@ class Kubelet:
         now = self._wall()
         if choice is None:
             status = unschedulable_status(pod, why, now)
-            if status != pod.get("status"):
+            if not same_status(status, pod.get("status")):
                 if self._scheduler_events is not None:
                     self._scheduler_events.event(pod, "Warning", "FailedScheduling", why, kind="Pod", api_version="v1")
                 with contextlib.suppress(Conflict, NotFound):

@@ -18,7 +18,10 @@ kubelet reports a pod whose containers it is stopping (so endpoints drop it and
 ``kubectl wait --for=condition=Ready=false`` returns).
 
 A condition's ``lastTransitionTime`` changes only when its status does, so an unchanged pod
-renders an unchanged status: rendering twice writes nothing (the reconcile compares).
+renders an unchanged status: rendering twice writes nothing (the reconcile compares, with
+:func:`same_status`: the rendered conditions carry ``lastProbeTime: null`` as the kubelet's
+do, and a server that stores no nulls -- the embedded one -- returns them without it; compared
+as they were, every pod event after the first report cost a PUT of an unchanged status).
 """
 
 from __future__ import annotations
@@ -64,6 +67,26 @@ def unready_gates(pod: Mapping[str, Any], conditions: list[Mapping[str, Any]]) -
         elif condition.get("status") != "True":
             reasons.append(f'readiness gate "{gate}" is {condition.get("status")}, not True')
     return reasons
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value
+
+
+def same_status(rendered: Mapping[str, Any], stored: object) -> bool:
+    """Whether writing ``rendered`` would leave ``stored`` (the pod's status as the server
+    answered it) as it is: equal, or equal once null fields are dropped -- a null and an absent
+    field decode to the same value in every typed API object (``lastProbeTime: null`` is the
+    zero ``metav1.Time``), and servers differ in which of the two they answer. The real
+    kubelet compares typed statuses, so it never sees the difference (``status_manager.go``,
+    ``isPodStatusByKubeletEqual``)."""
+    if rendered == stored:
+        return True
+    return isinstance(stored, Mapping) and _without_nulls(rendered) == _without_nulls(stored)
 
 
 def _condition(condition_type: str, ok: bool, reason: str = "", message: str = "") -> dict[str, Any]:
