@@ -18,50 +18,21 @@ Why C: docs/decisions.md ("Work queue: the hot path in C").
 
 from __future__ import annotations
 
-import os
-from types import ModuleType
+from kubeloop.native import MODES, NativeChoice
 
 ENV_VAR = "KUBELOOP_WORKQUEUE"
-MODES = ("auto", "native", "python")
 ABI = 2
 """The `Core` constructor and `sync` signature this package calls; the extension's `ABI` must equal it."""
 
+CHOICE = NativeChoice("kubeloop.runtime.workqueue._wqcore", ABI, ENV_VAR)
+"""Read at each queue's construction (`enabled`): queues are built rarely, and tests switch it."""
 
-def _load() -> ModuleType | None:
-    try:
-        from kubeloop.runtime.workqueue import _wqcore
-    except ImportError:
-        return None
-    return _wqcore if getattr(_wqcore, "ABI", None) == ABI else None
-
-
-EXTENSION = _load()
+EXTENSION = CHOICE.extension
 """The extension module, None when not built (or of another ABI)."""
 
+available = CHOICE.available
+mode = CHOICE.mode
+resolve = CHOICE.resolve
+enabled = CHOICE.enabled
 
-def available() -> bool:
-    """Whether the C core is built and of this package's ABI."""
-    return EXTENSION is not None
-
-
-def mode() -> str:
-    """The implementation the environment asks for (see the module doc)."""
-    chosen = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
-    if chosen not in MODES:
-        raise ValueError(f"{ENV_VAR}={chosen!r}: expected one of {', '.join(MODES)}")
-    return chosen
-
-
-def resolve(chosen: str, built: bool) -> bool:
-    """Whether the C core serves under the mode `chosen` when it is `built` or not."""
-    if chosen == "native" and not built:
-        raise RuntimeError(
-            f"{ENV_VAR}=native but kubeloop.runtime.workqueue._wqcore is not built "
-            "(or is of another ABI): reinstall kubeloop with a C compiler"
-        )
-    return chosen != "python" and built
-
-
-def enabled() -> bool:
-    """Whether a queue built now gets the C core."""
-    return resolve(mode(), available())
+__all__ = ["ABI", "CHOICE", "ENV_VAR", "EXTENSION", "MODES", "available", "enabled", "mode", "resolve"]

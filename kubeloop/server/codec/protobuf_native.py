@@ -30,61 +30,31 @@ from __future__ import annotations
 
 import base64
 import functools
-import os
 from collections.abc import Mapping
-from types import ModuleType
 from typing import Any
 
 import orjson
 
+from kubeloop.native import NativeChoice
 from kubeloop.server.codec import protobuf_writer as pw
 from kubeloop.server.kinds import wire
 
 ENV_VAR = "KUBELOOP_PROTOBUF_WRITER"
-MODES = ("auto", "native", "python")
 ABI = 2
 """The table shape this module builds; the extension's ``ABI`` must equal it."""
 
 _VARINTS = frozenset({"int32", "int64", "uint32", "uint64"})
 
+CHOICE = NativeChoice("kubeloop.server.codec._pbwrite", ABI, ENV_VAR)
 
-def _load() -> ModuleType | None:
-    try:
-        from kubeloop.server.codec import _pbwrite
-    except ImportError:
-        return None
-    return _pbwrite if getattr(_pbwrite, "ABI", None) == ABI else None
-
-
-EXTENSION = _load()
+EXTENSION = CHOICE.extension
 """The extension module, None when not built (or of another ABI)."""
 
-
-def available() -> bool:
-    """Whether the C writer is built and of this module's table shape."""
-    return EXTENSION is not None
-
-
-def mode() -> str:
-    """The writer the environment asks for (see the module doc)."""
-    chosen = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
-    if chosen not in MODES:
-        raise ValueError(f"{ENV_VAR}={chosen!r}: expected one of {', '.join(MODES)}")
-    return chosen
-
-
-def resolve(chosen: str, built: bool) -> bool:
-    """Whether the C writer serves under the mode ``chosen`` when it is ``built`` or not."""
-    if chosen == "native" and not built:
-        raise RuntimeError(f"{ENV_VAR}=native but kubeloop.server.codec._pbwrite is not built "
-                           "(or is of another ABI): reinstall kubeloop with a C compiler")
-    return chosen != "python" and built
-
-
-@functools.cache
-def enabled() -> bool:
-    """Whether the C writer serves (read once per process)."""
-    return resolve(mode(), available())
+available = CHOICE.available
+mode = CHOICE.mode
+resolve = CHOICE.resolve
+enabled = functools.cache(CHOICE.enabled)
+"""Whether the C writer serves (read once per process; ``enabled.cache_clear()`` reads it again)."""
 
 
 class _Tables:

@@ -246,31 +246,6 @@ async def test_rate_limiting_queue_on_the_core() -> None:
     assert queue.num_requeues("a") == 1
 
 
-@pytest.mark.parametrize(
-    ("chosen", "built", "native"),
-    [
-        ("auto", True, True),
-        ("auto", False, False),
-        ("native", True, True),
-        ("python", True, False),
-        ("python", False, False),
-    ],
-)
-def test_resolve(chosen: str, built: bool, native: bool) -> None:
-    assert queue_native.resolve(chosen, built) is native
-
-
-def test_native_without_the_extension_is_an_error() -> None:
-    with pytest.raises(RuntimeError, match="not built"):
-        queue_native.resolve("native", False)
-
-
-def test_unknown_mode_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(queue_native.ENV_VAR, "fast")
-    with pytest.raises(ValueError, match="KUBELOOP_WORKQUEUE"):
-        queue_native.mode()
-
-
 def test_the_c_core_is_built_and_the_default_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(queue_native.ENV_VAR, raising=False)
     assert queue_native.available()

@@ -198,23 +198,6 @@ def test_deep_nesting_raises_recursion_error() -> None:
         protobuf_native.encode_message(props, _PROPS)
 
 
-@pytest.mark.parametrize(("mode", "built", "serves"), [
-    ("auto", True, True), ("auto", False, False), ("python", True, False), ("python", False, False),
-    ("native", True, True), ("native", False, RuntimeError)])
-def test_mode(mode: str, built: bool, serves: bool | type[Exception]) -> None:
-    if isinstance(serves, bool):
-        assert protobuf_native.resolve(mode, built) is serves
-    else:
-        with pytest.raises(serves):
-            protobuf_native.resolve(mode, built)
-
-
-def test_unknown_mode_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(protobuf_native.ENV_VAR, "fast")
-    with pytest.raises(ValueError, match="expected one of auto, native, python"):
-        protobuf_native.mode()
-
-
 def test_default_writer_is_native_on_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     """The extension is built by the install (pip install -e, as scripts/test does), so the
     default serves with it: a build that silently stops working fails here."""
