@@ -13,8 +13,9 @@ that event*:
   pods stay at or above ``R - U`` until ``R`` or ``U`` change (tests that disrupt pods on
   purpose switch it off with :meth:`DeploymentMonitor.allow_disruption`);
 - I3 / I4 direction: the new ReplicaSet never grows past ``R``; old ReplicaSets never grow and
-  the new one never shrinks below ``R``, except when the write also changes the
-  ``desired-replicas`` annotation (proportional scaling on a scaling event);
+  the new one never shrinks below ``R``; each except when the write also changes the
+  ``desired-replicas`` annotation (proportional scaling on a scaling event, which can take the
+  new ReplicaSet past ``R`` while old ones run);
 - I8 Recreate: pods of two different templates are never active together, old terminating
   pods included; and the status never shows updated pods next to other pods;
 - I9 revisions: the Deployment's and each ReplicaSet's revision never decrease, a ReplicaSet
@@ -385,7 +386,10 @@ class DeploymentMonitor:
             if total > allowed:
                 self._record("I1", f"{name} grew {before}->{after}: owned ReplicaSets ask for {total} > "
                                    f"replicas + maxSurge {allowed}", label)
-            if is_new and after > largest_r:
+            # Proportional scaling may size the new ReplicaSet past ``replicas`` while old ones
+            # still run (the total stays within I1's bound); such a write resizes it for the new
+            # replica count, so it carries a new desired-replicas annotation.
+            if is_new and after > largest_r and not scaling_event:
                 self._record("I3", f"new ReplicaSet {name} grew to {after} > replicas {largest_r}", label)
             if not is_new and not scaling_event:
                 self._record("I4", f"old ReplicaSet {name} grew {before}->{after} outside a scaling event", label)

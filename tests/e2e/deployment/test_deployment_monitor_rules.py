@@ -198,3 +198,20 @@ def test_recreate_pods_of_two_templates_together_are_reported() -> None:
     events += [("Deployment", "MODIFIED", recreate), ("ReplicaSet", "MODIFIED", replica_set("old", "v1", 0, 1)),
                ("ReplicaSet", "ADDED", new), ("Pod", "ADDED", ready_pod(new, 0))]
     assert "I8" in replay(events)
+
+
+def test_a_new_replica_set_past_replicas_is_reported_unless_a_scaling_event_sized_it() -> None:
+    """Proportional scaling (upstream's ``scale`` in ``pkg/controller/deployment/sync.go``) can
+    size the new ReplicaSet above ``replicas`` while an old one still runs: replicas 4 -> 5 with
+    maxSurge 25%, the new ReplicaSet at 4 and an old one at 1 (both sized for 4 + 1) share
+    5 + 2 - 5 = 2 more, the new one getting round(4 * 7 / 5) - 4 = 2 of them: 6 > 5. Such a write
+    changes the ReplicaSet's desired-replicas annotation; growth past ``replicas`` without one
+    is a violation (I3)."""
+    events = steady_start()
+    events.append(("Deployment", "MODIFIED", rolled_to_v2()))
+    events.append(("ReplicaSet", "ADDED", replica_set("new", "v2", 1, 2)))
+    events.append(("ReplicaSet", "MODIFIED", replica_set("old", "v1", 0, 1)))
+    events.append(("ReplicaSet", "MODIFIED", replica_set("new", "v2", 4, 2)))
+    assert replay(events) == ["I3"]
+    events[-1] = ("ReplicaSet", "MODIFIED", replica_set("new", "v2", 4, 2, desired=4))
+    assert replay(events) == []
