@@ -258,6 +258,9 @@ async def test_dashboard_features_in_the_browser(kubeloop_cluster: EmbeddedClust
             await shoot(page, shots, "dashboard-actions.png", web_card)
             assert await press("resume", "resumed") == "deployment.apps/web resumed"
             assert (await web_spec())["paused"] is False
+            # The card is drawn again when the resume's watch event arrives (Pause in place of
+            # Resume); a click landing while it is replaced would be lost, so wait for it.
+            await page.wait_for_selector(f'{web_card} button[data-action="pause"]', timeout=15_000)
             assert await press("undo", "rolled back") == "deployment.apps/web rolled back"
             template = (await web_spec())["template"]
             assert template["spec"]["containers"][0]["image"] == "registry.example/web:1"
